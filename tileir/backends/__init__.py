@@ -1,0 +1,12 @@
+"""tileir's back ends: the numpy interpreter and the PyPTO emitter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.utils.target import Target
+
+
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    """Target name (`-t NAME`) -> factory, imported lazily."""
+    return {}

@@ -1,0 +1,83 @@
+"""Element types: one row per type, shared by the dialect, the frontend, the emitter
+and the numpy back end.
+
+PyPTO names its element types `pypto.DT_*`; MLIR spells them as builtin types; numpy
+needs `ml_dtypes` for bf16 and the fp8 kinds. Keeping the three spellings in one table
+means a new type is one row, and no part of tileir can disagree with another on what
+`DT_BF16` is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+)
+from xdsl.ir import Attribute
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type in its three spellings, plus the short name used by tools."""
+
+    short: str
+    pypto: str
+    mlir: Attribute
+    numpy: np.dtype
+
+    @property
+    def is_float(self) -> bool:
+        return self.numpy.kind in "fV" or self.short.startswith("f8") or self.short == "bf16"
+
+    @property
+    def is_int(self) -> bool:
+        return self.numpy.kind in "iub"
+
+
+ELEMENT_TYPES: tuple[ElementType, ...] = (
+    ElementType("bf16", "DT_BF16", BFloat16Type(), np.dtype(ml_dtypes.bfloat16)),
+    ElementType("f16", "DT_FP16", Float16Type(), np.dtype(np.float16)),
+    ElementType("f32", "DT_FP32", Float32Type(), np.dtype(np.float32)),
+    ElementType("i8", "DT_INT8", IntegerType(8), np.dtype(np.int8)),
+    ElementType("i16", "DT_INT16", IntegerType(16), np.dtype(np.int16)),
+    ElementType("i32", "DT_INT32", IntegerType(32), np.dtype(np.int32)),
+    ElementType("i64", "DT_INT64", IntegerType(64), np.dtype(np.int64)),
+    ElementType("i1", "DT_BOOL", IntegerType(1), np.dtype(np.bool_)),
+    ElementType("f8E4M3FN", "DT_FP8E4M3", Float8E4M3FNType(), np.dtype(ml_dtypes.float8_e4m3fn)),
+    ElementType("f8E5M2", "DT_FP8E5M2", Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2)),
+    ElementType(
+        "f8E8M0FNU",
+        "DT_FP8E8M0",
+        Float8E8M0FNUType(),
+        np.dtype(ml_dtypes.float8_e8m0fnu),
+    ),
+)
+
+BY_SHORT: dict[str, ElementType] = {t.short: t for t in ELEMENT_TYPES}
+BY_PYPTO: dict[str, ElementType] = {t.pypto: t for t in ELEMENT_TYPES}
+BY_MLIR: dict[Attribute, ElementType] = {t.mlir: t for t in ELEMENT_TYPES}
+BY_NUMPY: dict[np.dtype, ElementType] = {t.numpy: t for t in ELEMENT_TYPES}
+
+
+def element_type(attr: Attribute) -> ElementType:
+    """The table row of an MLIR element type; KeyError names the unsupported type."""
+    try:
+        return BY_MLIR[attr]
+    except KeyError:
+        raise KeyError(
+            f"element type {attr} is not a PyPTO type "
+            f"(supported: {', '.join(t.short for t in ELEMENT_TYPES)})"
+        ) from None
+
+
+def is_element_type(attr: Attribute) -> bool:
+    return attr in BY_MLIR

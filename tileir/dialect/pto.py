@@ -1,0 +1,1926 @@
+"""The `pto` dialect: PyPTO's tile operations as MLIR operations.
+
+Names, operands and attributes follow the PyPTO Python API (`pypto.view`,
+`pypto.assemble`, `pypto.matmul(..., b_trans=True)` ...), so that a reader who knows
+PyPTO reads the IR. Tiles are immutable SSA values of builtin `tensor<...>` type; kernel
+arguments and workspace buffers (`pypto.tensor(...)`) are mutable `memref<...>`s.
+Only the ops that touch memory (`view` of a memref, `assemble`, `tensor`) have side
+effects, so xDSL's CSE / DCE / canonicalize apply to everything else.
+
+```mlir
+pto.kernel @scale(%x: memref<13x64xf32>, %out: memref<13x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c13 = arith.constant 13 : index
+  pto.loop %i = %c0 to %c13 step %c1 name "rows" unroll [4, 1] {
+    %t = pto.view %x[%i, 0] : memref<13x64xf32> -> tensor<1x64xf32>
+    %h = arith.constant 5.000000e-01 : f32
+    %r = pto.mul %t, %h : tensor<1x64xf32>, f32 -> tensor<1x64xf32>
+    pto.assemble %r into %out[%i, 0] : tensor<1x64xf32>, memref<13x64xf32>
+  }
+}
+```
+
+Offsets, shapes and valid shapes are mixed static / dynamic index lists, as in MLIR's
+`tensor.extract_slice`: `[0, %i]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I64,
+    AnyFloatConstr,
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i1,
+    i64,
+)
+from xdsl.dialects.utils.dynamic_index_list import (
+    DynamicIndexList,
+    get_dynamic_index_list,
+    split_dynamic_index_list,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    Region,
+    SSAValue,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    EffectInstance,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
+    Pure,
+    RecursiveMemoryEffect,
+    SingleBlockImplicitTerminator,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from tileir.dialect.dtypes import ELEMENT_TYPES, is_element_type
+
+CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+"""PyPTO's `pypto.CastMode` members, lower case without the `CAST_` prefix."""
+
+GATHERMASK_MODES = range(1, 8)
+MAX_TILE_RANK = 4
+
+ScalarType = base(IndexType) | base(IntegerType) | AnyFloatConstr
+TileOrScalar = base(TensorType) | ScalarType
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _shape(t: Attribute) -> tuple[int, ...]:
+    assert isinstance(t, TensorType | MemRefType)
+    return tuple(t.get_shape())
+
+
+def _elem(t: Attribute) -> Attribute:
+    assert isinstance(t, TensorType | MemRefType)
+    return t.get_element_type()
+
+
+def _check_element_type(op: Operation, t: Attribute, what: str) -> None:
+    if isinstance(t, TensorType | MemRefType) and not is_element_type(_elem(t)):
+        names = ", ".join(e.short for e in ELEMENT_TYPES)
+        raise VerifyException(
+            f"'{op.name}' {what} has element type {_elem(t)}, which PyPTO does not "
+            f"have (use one of {names})"
+        )
+
+
+def _norm_dim(op: Operation, dim: int, rank: int, what: str = "dim") -> int:
+    if not -rank <= dim < rank:
+        raise VerifyException(
+            f"'{op.name}' {what} {dim} is out of range for a rank-{rank} operand "
+            f"(expected {-rank} <= {what} < {rank})"
+        )
+    return dim % rank
+
+
+def _dims_compatible(a: int, b: int) -> bool:
+    return a == b or a == DYNAMIC_INDEX or b == DYNAMIC_INDEX
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """Right-aligned numpy broadcasting of two static-or-dynamic shapes; None if illegal."""
+    rank = max(len(a), len(b))
+    pa = (1,) * (rank - len(a)) + tuple(a)
+    pb = (1,) * (rank - len(b)) + tuple(b)
+    out: list[int] = []
+    for x, y in zip(pa, pb):
+        if x == 1:
+            out.append(y)
+        elif y == 1 or _dims_compatible(x, y):
+            out.append(x if x != DYNAMIC_INDEX else y)
+        else:
+            return None
+    return tuple(out)
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an `arith.constant` index, or None when not a constant."""
+    from xdsl.dialects.arith import ConstantOp
+
+    owner = value.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def mixed_values(static: DenseArrayBase, dynamic: Sequence[SSAValue]) -> list[int | SSAValue]:
+    """A mixed index list `[0, %i]` from its static / dynamic halves."""
+    return get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
+
+
+def _static_or_constant(v: int | SSAValue) -> int | None:
+    return v if isinstance(v, int) else constant_index(v)
+
+
+def _i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, values)
+
+
+def _split(values: Sequence[int | SSAValue]) -> tuple[DenseArrayBase, list[SSAValue]]:
+    static, dynamic = split_dynamic_index_list(values, DYNAMIC_INDEX)
+    return _i64_array(static), dynamic
+
+
+def _check_index_list(
+    op: Operation, what: str, static: DenseArrayBase, dynamic: Sequence[SSAValue]
+) -> None:
+    values = static.get_values()
+    if values.count(DYNAMIC_INDEX) != len(dynamic):
+        raise VerifyException(
+            f"'{op.name}' {what} has {values.count(DYNAMIC_INDEX)} dynamic positions "
+            f"but {len(dynamic)} index operands"
+        )
+
+
+def _check_window(
+    op: Operation,
+    region_shape: Sequence[int],
+    offsets: Sequence[int | SSAValue],
+    valid: Sequence[int | SSAValue] | None,
+    tile_shape: Sequence[int],
+    what: str,
+) -> None:
+    """Static bounds check of a tile window `offsets + valid` inside `region_shape`."""
+    if len(offsets) != len(region_shape):
+        raise VerifyException(
+            f"'{op.name}' has {len(offsets)} offsets for a rank-{len(region_shape)} {what}"
+        )
+    if valid is not None and len(valid) != len(tile_shape):
+        raise VerifyException(
+            f"'{op.name}' valid_shape has {len(valid)} entries for a rank-{len(tile_shape)} tile"
+        )
+    for d, off in enumerate(offsets):
+        o = _static_or_constant(off)
+        if o is None:
+            continue
+        if o < 0:
+            raise VerifyException(f"'{op.name}' offset {o} in dim {d} is negative")
+        size = tile_shape[d] if d < len(tile_shape) else 1
+        if valid is not None and d < len(valid):
+            v = _static_or_constant(valid[d])
+            if v is None:
+                continue
+            if not 0 <= v <= max(size, 0) and size != DYNAMIC_INDEX:
+                raise VerifyException(
+                    f"'{op.name}' valid_shape {v} in dim {d} exceeds the tile size {size}"
+                )
+            size = v
+        if size == DYNAMIC_INDEX or region_shape[d] == DYNAMIC_INDEX:
+            continue
+        if o + size > region_shape[d]:
+            raise VerifyException(
+                f"'{op.name}' window [{o}, {o + size}) in dim {d} is outside the {what} "
+                f"of size {region_shape[d]}; give a valid_shape for a tail tile"
+            )
+
+
+def verify_tile_shape(op: Operation, shape: Sequence[int], what: str) -> None:
+    if not 1 <= len(shape) <= MAX_TILE_RANK:
+        raise VerifyException(
+            f"'{op.name}' {what} has rank {len(shape)}; PyPTO tiles have 1 to {MAX_TILE_RANK} dims"
+        )
+    if any(s <= 0 for s in shape):
+        raise VerifyException(f"'{op.name}' {what} {list(shape)} has a dim <= 0")
+
+
+def normalize_unroll_list(factors: Sequence[int]) -> list[int]:
+    """PyPTO's normalisation: sorted descending, with 1 added.
+
+    Zeros, negatives and duplicates are errors rather than silently dropped: a user who
+    wrote `[4, 4]` or `[0, 2]` made a mistake worth hearing about.
+    """
+    bad = [f for f in factors if f <= 0]
+    if bad:
+        raise ValueError(f"unroll_list factors must be positive, got {bad[0]}")
+    if len(set(factors)) != len(factors):
+        raise ValueError(f"unroll_list {list(factors)} has duplicate factors")
+    out = sorted(set(factors) | {1}, reverse=True)
+    return out
+
+
+# --------------------------------------------------------------------------- effects
+
+
+class _ReadSourceIfMemory(MemoryEffect):
+    """`view` reads memory when its source is a memref and is pure on a tile."""
+
+    @classmethod
+    def get_effects(cls, op: Operation):
+        assert isinstance(op, ViewOp)
+        if isinstance(op.source.type, MemRefType):
+            return {EffectInstance(MemoryEffectKind.READ, op.source)}
+        return set()
+
+
+class _WritesDestination(MemoryEffect):
+    @classmethod
+    def get_effects(cls, op: Operation):
+        assert isinstance(op, AssembleOp)
+        return {EffectInstance(MemoryEffectKind.WRITE, op.dst)}
+
+
+class _AllocatesResult(MemoryEffect):
+    @classmethod
+    def get_effects(cls, op: Operation):
+        return {EffectInstance(MemoryEffectKind.ALLOC, op.results[0])}
+
+
+# --------------------------------------------------------------------------- kernel
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of `pto` regions; yields the results of a `pto.stage`."""
+
+    name = "pto.yield"
+    arguments = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *args: SSAValue | Operation):
+        super().__init__(operands=[list(args)])
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A `@pypto.frontend.jit` kernel.
+
+    Arguments are the kernel's tensors (memrefs); their names are kept in `arg_names`
+    (the SSA names in the custom syntax). A `?` dim is a `pypto.frontend.dynamic`
+    symbol, named in `dynamic_dims` (`{x = ["S"]}`); the same name in two arguments
+    is one size. `jit_options` keeps the decorator's option dicts.
+
+    ```mlir
+    pto.kernel @k(%x: memref<?x64xf32>, %out: memref<?x64xf32>)
+        attributes {dynamic_dims = {x = ["S"], out = ["S"]}} {
+      ...
+    }
+    ```
+    """
+
+    name = "pto.kernel"
+    sym_name = prop_def(StringAttr, prop_name="sym_name")
+    function_type = prop_def(FunctionType)
+    arg_names = prop_def(ArrayAttr[StringAttr])
+    dynamic_dims = opt_prop_def(DictionaryAttr)
+    jit_options = opt_prop_def(DictionaryAttr)
+    body = region_def("single_block")
+    traits = traits_def(
+        SymbolOpInterface(),
+        IsolatedFromAbove(),
+        SingleBlockImplicitTerminator(YieldOp),
+    )
+
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[tuple[str, MemRefType]],
+        body: Region | None = None,
+        *,
+        dynamic_dims: dict[str, Sequence[str]] | None = None,
+        jit_options: DictionaryAttr | None = None,
+    ):
+        types = [t for _, t in args]
+        if body is None:
+            body = Region(Block(arg_types=types))
+        for arg, (arg_name, _) in zip(body.block.args, args):
+            arg.name_hint = arg_name
+        props: dict[str, Attribute | None] = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(types, []),
+            "arg_names": ArrayAttr([StringAttr(n) for n, _ in args]),
+            "jit_options": jit_options,
+        }
+        if dynamic_dims:
+            props["dynamic_dims"] = DictionaryAttr(
+                {k: ArrayAttr([StringAttr(s) for s in v]) for k, v in dynamic_dims.items()}
+            )
+        super().__init__(properties=props, regions=[body])
+
+    @property
+    def names(self) -> list[str]:
+        return [a.data for a in self.arg_names]
+
+    def dynamic_names(self, arg: str) -> list[str]:
+        if self.dynamic_dims is None or arg not in self.dynamic_dims.data:
+            return []
+        value = self.dynamic_dims.data[arg]
+        assert isinstance(value, ArrayAttr)
+        return [s.data for s in value.data if isinstance(s, StringAttr)]
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        inputs = self.function_type.inputs.data
+        if len(inputs) != len(args) or any(a.type != t for a, t in zip(args, inputs)):
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: block arguments do not match the "
+                "function type"
+            )
+        if len(self.arg_names.data) != len(args):
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: {len(self.arg_names.data)} "
+                f"arg_names for {len(args)} arguments"
+            )
+        names = self.names
+        for n in names:
+            if not n.isidentifier():
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: argument name {n!r} is not a "
+                    "Python identifier"
+                )
+        if len(set(names)) != len(names):
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: argument names {names} repeat"
+            )
+        for name, arg in zip(names, args):
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: argument {name!r} has type "
+                    f"{arg.type}; kernel arguments are memrefs (global tensors)"
+                )
+            _check_element_type(self, arg.type, f"argument {name!r}")
+            n_dyn = list(arg.type.get_shape()).count(DYNAMIC_INDEX)
+            if len(self.dynamic_names(name)) != n_dyn:
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: argument {name!r} has {n_dyn} "
+                    f"dynamic dims but {len(self.dynamic_names(name))} names in "
+                    "dynamic_dims"
+                )
+        if self.dynamic_dims is not None:
+            unknown = set(self.dynamic_dims.data) - set(names)
+            if unknown:
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: dynamic_dims names unknown "
+                    f"arguments {sorted(unknown)}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        for i, (arg, name) in enumerate(zip(self.body.block.args, self.names)):
+            if i:
+                printer.print_string(", ")
+            arg.name_hint = name
+            printer.print_block_argument(arg)
+        printer.print_string(")")
+        extra: dict[str, Attribute] = {}
+        if self.dynamic_dims is not None:
+            extra["dynamic_dims"] = self.dynamic_dims
+        if self.jit_options is not None:
+            extra["jit_options"] = self.jit_options
+        extra.update(self.attributes)
+        printer.print_op_attributes(extra, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name().data
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        arg_names = [a.name.text[1:] for a in args]
+        props = attrs.data if attrs is not None else {}
+        dyn = props.get("dynamic_dims")
+        opts = props.get("jit_options")
+        types = [a.type for a in args]
+        assert all(t is not None for t in types)
+        op = cls(
+            name,
+            [(n, t) for n, t in zip(arg_names, types)],  # type: ignore[misc]
+            region,
+            jit_options=opts if isinstance(opts, DictionaryAttr) else None,
+        )
+        if isinstance(dyn, DictionaryAttr):
+            op.dynamic_dims = dyn
+        for k, v in props.items():
+            if k not in ("dynamic_dims", "jit_options"):
+                op.attributes[k] = v
+        if not region.blocks[0].ops or not isinstance(region.blocks[0].last_op, YieldOp):
+            region.blocks[0].add_op(YieldOp())
+        return op
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@irdl_op_definition
+class TensorOp(IRDLOperation):
+    """`pypto.tensor(shape, dtype, name)`: a workspace buffer (mutable memory)."""
+
+    name = "pto.tensor"
+    buffer_name = prop_def(StringAttr, prop_name="name")
+    result = result_def(MemRefType)
+    traits = traits_def(_AllocatesResult())
+    assembly_format = "$name attr-dict `:` type($result)"
+
+    def __init__(self, name: str, type: MemRefType):
+        super().__init__(properties={"name": StringAttr(name)}, result_types=[type])
+
+    def verify_(self) -> None:
+        _check_element_type(self, self.result.type, "workspace")
+        if DYNAMIC_INDEX in _shape(self.result.type):
+            raise VerifyException(
+                f"'pto.tensor' workspace {self.buffer_name.data!r} must have a static shape"
+            )
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """`pypto.view(input, shape, offsets, valid_shape=...)`: read a tile out of memory,
+    or slice a tile. The result type holds the shape; `?` dims take their size from
+    `sizes`. Outside `valid_shape` a tail tile's contents are undefined in PyPTO
+    (zero in tileir's numpy back end)."""
+
+    name = "pto.view"
+    source = operand_def(base(TensorType) | base(MemRefType))
+    offsets = var_operand_def(IndexType)
+    valid_shape = var_operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    static_offsets = prop_def(DenseArrayBase.constr(i64))
+    static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(_ReadSourceIfMemory())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$source `` custom<DynamicIndexList>($offsets, $static_offsets)"
+        " (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
+        " (`sizes` `(` $sizes^ `)`)?"
+        " attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        offsets: Sequence[int | SSAValue],
+        result_type: TensorType,
+        valid_shape: Sequence[int | SSAValue] | None = None,
+        sizes: Sequence[SSAValue] = (),
+    ):
+        so, do = _split(offsets)
+        sv, dv = _split(valid_shape or [])
+        super().__init__(
+            operands=[source, do, dv, list(sizes)],
+            properties={"static_offsets": so, "static_valid_shape": sv},
+            result_types=[result_type],
+        )
+
+    @property
+    def mixed_offsets(self) -> list[int | SSAValue]:
+        return mixed_values(self.static_offsets, self.offsets)
+
+    @property
+    def mixed_valid_shape(self) -> list[int | SSAValue] | None:
+        values = mixed_values(self.static_valid_shape, self.valid_shape)
+        return values or None
+
+    def verify_(self) -> None:
+        _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        src, res = self.source.type, self.result.type
+        _check_element_type(self, res, "result")
+        if _elem(src) != _elem(res):
+            raise VerifyException(
+                f"'pto.view' changes the element type from {_elem(src)} to {_elem(res)}; "
+                "use pto.cast"
+            )
+        shape = _shape(res)
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
+        if len(shape) != len(_shape(src)):
+            raise VerifyException(
+                f"'pto.view' result rank {len(shape)} differs from source rank {len(_shape(src))}"
+            )
+        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
+            raise VerifyException(
+                f"'pto.view' result has {shape.count(DYNAMIC_INDEX)} dynamic dims but "
+                f"{len(self.sizes)} sizes"
+            )
+        _check_window(
+            self,
+            _shape(src),
+            self.mixed_offsets,
+            self.mixed_valid_shape,
+            shape,
+            "source",
+        )
+
+
+@irdl_op_definition
+class AssembleOp(IRDLOperation):
+    """`pypto.assemble(src, offsets, dst)`: write a tile (only its valid region) into
+    memory. `x[:] = value` on a workspace is an assemble at offset 0."""
+
+    name = "pto.assemble"
+    src = operand_def(TensorType)
+    dst = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    static_offsets = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(_WritesDestination())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$src `into` $dst `` custom<DynamicIndexList>($offsets, $static_offsets)"
+        " attr-dict `:` type($src) `,` type($dst)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        dst: SSAValue | Operation,
+        offsets: Sequence[int | SSAValue],
+    ):
+        so, do = _split(offsets)
+        super().__init__(operands=[src, dst, do], properties={"static_offsets": so})
+
+    @property
+    def mixed_offsets(self) -> list[int | SSAValue]:
+        return mixed_values(self.static_offsets, self.offsets)
+
+    def verify_(self) -> None:
+        _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        src, dst = self.src.type, self.dst.type
+        if _elem(src) != _elem(dst):
+            raise VerifyException(
+                f"'pto.assemble' writes a {_elem(src)} tile into a {_elem(dst)} tensor; cast first"
+            )
+        if len(_shape(src)) != len(_shape(dst)):
+            raise VerifyException(
+                f"'pto.assemble' tile rank {len(_shape(src))} differs from destination "
+                f"rank {len(_shape(dst))}"
+            )
+        # A tail tile may be larger than what is left; the valid region is checked at
+        # run time, so only a window that cannot fit even when valid is rejected here.
+        for d, off in enumerate(self.mixed_offsets):
+            o = _static_or_constant(off)
+            size, bound = _shape(dst)[d], _shape(dst)[d]
+            if o is not None and (o < 0 or (bound != DYNAMIC_INDEX and o >= max(size, 1))):
+                raise VerifyException(
+                    f"'pto.assemble' offset {o} in dim {d} is outside the destination of "
+                    f"size {bound}"
+                )
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def _same_elem(op: Operation, a: Attribute, b: Attribute) -> None:
+    if _elem(a) != _elem(b):
+        raise VerifyException(f"'{op.name}' changes the element type from {_elem(a)} to {_elem(b)}")
+
+
+def _count(shape: Sequence[int]) -> int | None:
+    n = 1
+    for s in shape:
+        if s == DYNAMIC_INDEX:
+            return None
+        n *= s
+    return n
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`."""
+
+    name = "pto.reshape"
+    input = operand_def(TensorType)
+    valid_shape = var_operand_def(IndexType)
+    static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
+    inplace = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
+        " (`inplace` $inplace^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        result_type: TensorType,
+        valid_shape: Sequence[int | SSAValue] | None = None,
+        inplace: bool = False,
+    ):
+        sv, dv = _split(valid_shape or [])
+        super().__init__(
+            operands=[input, dv],
+            properties={
+                "static_valid_shape": sv,
+                "inplace": UnitAttr() if inplace else None,
+            },
+            result_types=[result_type],
+        )
+
+    @property
+    def mixed_valid_shape(self) -> list[int | SSAValue] | None:
+        return mixed_values(self.static_valid_shape, self.valid_shape) or None
+
+    def verify_(self) -> None:
+        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        a, b = self.input.type, self.result.type
+        _same_elem(self, a, b)
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in _shape(b)], "result")
+        na, nb = _count(_shape(a)), _count(_shape(b))
+        if na is not None and nb is not None and na != nb:
+            raise VerifyException(
+                f"'pto.reshape' from {list(_shape(a))} ({na} elements) to "
+                f"{list(_shape(b))} ({nb} elements) changes the element count"
+            )
+        if (na is None or nb is None) and self.inplace is None:
+            raise VerifyException(
+                "'pto.reshape' with dynamic shapes must be inplace (PyPTO rule); add `inplace`"
+            )
+        valid = self.mixed_valid_shape
+        if valid is not None and len(valid) != len(_shape(b)):
+            raise VerifyException(
+                f"'pto.reshape' valid_shape has {len(valid)} entries for a rank-"
+                f"{len(_shape(b))} result"
+            )
+        if self.inplace is not None and isinstance(self.input.owner, ViewOp):
+            raise VerifyException(
+                "'pto.reshape' inplace is not allowed on a tensor produced by pto.view "
+                "(PyPTO rule); drop `inplace` or reshape a computed tile"
+            )
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """`pypto.transpose(input, dim0, dim1)`."""
+
+    name = "pto.transpose"
+    input = operand_def(TensorType)
+    dim0 = prop_def(IntegerAttr[I64])
+    dim1 = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, dim0: int, dim1: int, result_type: TensorType):
+        super().__init__(
+            operands=[input],
+            properties={"dim0": IntegerAttr(dim0, i64), "dim1": IntegerAttr(dim1, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        shape = list(_shape(self.input.type))
+        d0 = _norm_dim(self, self.dim0.value.data, len(shape), "dim0")
+        d1 = _norm_dim(self, self.dim1.value.data, len(shape), "dim1")
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        _same_elem(self, self.input.type, self.result.type)
+        if tuple(shape) != _shape(self.result.type):
+            raise VerifyException(
+                f"'pto.transpose' result shape {list(_shape(self.result.type))} should be {shape}"
+            )
+
+
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """`pypto.concat(tensors, dim)`."""
+
+    name = "pto.concat"
+    tensors = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "`dim` $dim `,` $tensors attr-dict `:` type($tensors) `->` type($result)"
+
+    def __init__(self, tensors: Sequence[SSAValue | Operation], dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[list(tensors)],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        if not self.tensors:
+            raise VerifyException("'pto.concat' needs at least one tensor")
+        shapes = [_shape(t.type) for t in self.tensors]
+        rank = len(shapes[0])
+        d = _norm_dim(self, self.dim.value.data, rank)
+        total = 0
+        for i, (s, t) in enumerate(zip(shapes, self.tensors)):
+            _same_elem(self, self.tensors[0].type, t.type)
+            if len(s) != rank or any(
+                not _dims_compatible(a, b) for k, (a, b) in enumerate(zip(s, shapes[0])) if k != d
+            ):
+                raise VerifyException(
+                    f"'pto.concat' operand #{i} shape {list(s)} does not match "
+                    f"{list(shapes[0])} outside dim {d}"
+                )
+            total = DYNAMIC_INDEX if DYNAMIC_INDEX in (total, s[d]) else total + s[d]
+        expected = list(shapes[0])
+        expected[d] = total
+        _same_elem(self, self.tensors[0].type, self.result.type)
+        if any(not _dims_compatible(a, b) for a, b in zip(expected, _shape(self.result.type))):
+            raise VerifyException(
+                f"'pto.concat' result shape {list(_shape(self.result.type))} should be {expected}"
+            )
+
+
+@irdl_op_definition
+class UnsqueezeOp(IRDLOperation):
+    """`pypto.unsqueeze(input, dim)`."""
+
+    name = "pto.unsqueeze"
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $dim attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[input],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        shape = list(_shape(self.input.type))
+        d = _norm_dim(self, self.dim.value.data, len(shape) + 1)
+        shape.insert(d, 1)
+        _same_elem(self, self.input.type, self.result.type)
+        if tuple(shape) != _shape(self.result.type):
+            raise VerifyException(
+                f"'pto.unsqueeze' result shape {list(_shape(self.result.type))} should be {shape}"
+            )
+
+
+@irdl_op_definition
+class ExpandCloneOp(IRDLOperation):
+    """`pypto.expand_clone(input, shape)`: a broadcast copy (real memory, unlike torch's
+    expand); only size-1 dims grow."""
+
+    name = "pto.expand_clone"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a, b = _shape(self.input.type), _shape(self.result.type)
+        _same_elem(self, self.input.type, self.result.type)
+        if len(a) != len(b) or any(x != 1 and not _dims_compatible(x, y) for x, y in zip(a, b)):
+            raise VerifyException(
+                f"'pto.expand_clone' cannot expand {list(a)} to {list(b)}: only size-1 dims "
+                "expand and the rank must match"
+            )
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """`pypto.cast(input, dtype, mode, satmode)`."""
+
+    name = "pto.cast"
+    input = operand_def(TensorType)
+    mode = prop_def(StringAttr, default_value=StringAttr("none"))
+    satmode = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input (`mode` $mode^)? (`sat` $satmode^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        result_type: TensorType,
+        mode: str = "none",
+        saturate: bool = False,
+    ):
+        super().__init__(
+            operands=[input],
+            properties={
+                "mode": StringAttr(mode),
+                "satmode": UnitAttr() if saturate else None,
+            },
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        if self.mode.data not in CAST_MODES:
+            raise VerifyException(
+                f"'pto.cast' mode {self.mode.data!r} is not a PyPTO cast mode (one of "
+                f"{', '.join(CAST_MODES)})"
+            )
+        _check_element_type(self, self.result.type, "result")
+        if _shape(self.input.type) != _shape(self.result.type):
+            raise VerifyException(
+                f"'pto.cast' changes the shape from {list(_shape(self.input.type))} to "
+                f"{list(_shape(self.result.type))}"
+            )
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+class UnaryOp(IRDLOperation):
+    """Elementwise op of one tile; result has the operand's type."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue | Operation):
+        super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
+
+    def verify_(self) -> None:
+        if self.input.type != self.result.type:
+            raise VerifyException(f"'{self.name}' result type must equal the operand type")
+        _check_element_type(self, self.input.type, "operand")
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "pto.neg"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    name = "pto.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    name = "pto.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    name = "pto.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    name = "pto.rsqrt"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "pto.tanh"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    name = "pto.erf"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    name = "pto.sigmoid"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "pto.abs"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    name = "pto.reciprocal"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "pto.relu"
+
+
+def _operand_shape(t: Attribute) -> tuple[int, ...]:
+    return _shape(t) if isinstance(t, TensorType) else ()
+
+
+def _broadcast_result(op: Operation, operands: Sequence[SSAValue], result: Attribute) -> None:
+    tiles = [v for v in operands if isinstance(v.type, TensorType)]
+    if not tiles:
+        raise VerifyException(f"'{op.name}' needs at least one tile operand")
+    for t in tiles:
+        _check_element_type(op, t.type, "operand")
+    shape: tuple[int, ...] | None = ()
+    for v in operands:
+        assert shape is not None
+        shape = broadcast_shapes(shape, _operand_shape(v.type))
+        if shape is None:
+            shapes = " and ".join(str(list(_operand_shape(o.type))) for o in operands)
+            raise VerifyException(f"'{op.name}' cannot broadcast shapes {shapes}")
+    assert isinstance(result, TensorType) and shape is not None
+    if len(shape) != len(_shape(result)) or any(
+        not _dims_compatible(a, b) for a, b in zip(shape, _shape(result))
+    ):
+        raise VerifyException(
+            f"'{op.name}' result shape {list(_shape(result))} should be {list(shape)}"
+        )
+
+
+class BinaryOp(IRDLOperation):
+    """Elementwise op of two operands, each a tile or a scalar (`pypto.add(x, 1.0)`);
+    tiles broadcast numpy-style. Result element type is the tiles' element type."""
+
+    lhs = operand_def(TileOrScalar)
+    rhs = operand_def(TileOrScalar)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        result_type: TensorType,
+    ):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def result_element_type(self) -> Attribute:
+        return _elem(self.result.type)
+
+    def verify_(self) -> None:
+        _broadcast_result(self, [self.lhs, self.rhs], self.result.type)
+        elems = {_elem(v.type) for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)}
+        if len(elems) > 1:
+            raise VerifyException(
+                f"'{self.name}' mixes element types {sorted(map(str, elems))}; cast one "
+                "operand first"
+            )
+        if elems and self.result_element_type() != _elem(self.result.type):
+            raise VerifyException(f"'{self.name}' has a wrong result element type")
+        if elems and _elem(self.result.type) not in elems and not isinstance(self, CompareOp):
+            raise VerifyException(
+                f"'{self.name}' result element type {_elem(self.result.type)} differs from "
+                f"the operands' {elems.pop()}"
+            )
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "pto.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "pto.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "pto.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    name = "pto.div"
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    name = "pto.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    name = "pto.minimum"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "pto.pow"
+
+
+class CompareOp(BinaryOp):
+    """Elementwise comparison; the result is an i1 tile (PyPTO's DT_BOOL)."""
+
+    def result_element_type(self) -> Attribute:
+        return i1
+
+
+@irdl_op_definition
+class EqOp(CompareOp):
+    name = "pto.eq"
+
+
+@irdl_op_definition
+class NeOp(CompareOp):
+    name = "pto.ne"
+
+
+@irdl_op_definition
+class LtOp(CompareOp):
+    name = "pto.lt"
+
+
+@irdl_op_definition
+class LeOp(CompareOp):
+    name = "pto.le"
+
+
+@irdl_op_definition
+class GtOp(CompareOp):
+    name = "pto.gt"
+
+
+@irdl_op_definition
+class GeOp(CompareOp):
+    name = "pto.ge"
+
+
+@irdl_op_definition
+class FullOp(IRDLOperation):
+    """`pypto.full(size, fill_value, dtype, valid_shape=...)`."""
+
+    name = "pto.full"
+    value = operand_def(ScalarType)
+    valid_shape = var_operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$value (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
+        " (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($value) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        result_type: TensorType,
+        valid_shape: Sequence[int | SSAValue] | None = None,
+        sizes: Sequence[SSAValue] = (),
+    ):
+        sv, dv = _split(valid_shape or [])
+        super().__init__(
+            operands=[value, dv, list(sizes)],
+            properties={"static_valid_shape": sv},
+            result_types=[result_type],
+        )
+
+    @property
+    def mixed_valid_shape(self) -> list[int | SSAValue] | None:
+        return mixed_values(self.static_valid_shape, self.valid_shape) or None
+
+    def verify_(self) -> None:
+        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        _check_element_type(self, self.result.type, "result")
+        shape = _shape(self.result.type)
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
+        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
+            raise VerifyException(
+                f"'pto.full' result has {shape.count(DYNAMIC_INDEX)} dynamic dims but "
+                f"{len(self.sizes)} sizes"
+            )
+        valid = self.mixed_valid_shape
+        if valid is not None and len(valid) != len(shape):
+            raise VerifyException(
+                f"'pto.full' valid_shape has {len(valid)} entries for a rank-{len(shape)} result"
+            )
+
+
+@irdl_op_definition
+class WhereOp(IRDLOperation):
+    """`pypto.where(condition, input, other)`."""
+
+    name = "pto.where"
+    condition = operand_def(TensorType)
+    input = operand_def(TileOrScalar)
+    other = operand_def(TileOrScalar)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$condition `,` $input `,` $other attr-dict `:` type($condition) `,` type($input)"
+        " `,` type($other) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        condition: SSAValue | Operation,
+        input: SSAValue | Operation,
+        other: SSAValue | Operation,
+        result_type: TensorType,
+    ):
+        super().__init__(operands=[condition, input, other], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if _elem(self.condition.type) != i1:
+            raise VerifyException(
+                f"'pto.where' condition has element type {_elem(self.condition.type)}; "
+                "it must be i1"
+            )
+        _broadcast_result(self, [self.condition, self.input, self.other], self.result.type)
+        for v in (self.input, self.other):
+            if isinstance(v.type, TensorType) and _elem(v.type) != _elem(self.result.type):
+                raise VerifyException(
+                    f"'pto.where' operand element type {_elem(v.type)} differs from the "
+                    f"result's {_elem(self.result.type)}"
+                )
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+class ReduceOp(IRDLOperation):
+    """`pypto.sum / amax / amin(input, dim, keepdim)`."""
+
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    keepdim = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        dim: int,
+        keepdim: bool,
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[input],
+            properties={
+                "dim": IntegerAttr(dim, i64),
+                "keepdim": UnitAttr() if keepdim else None,
+            },
+            result_types=[result_type],
+        )
+
+    @staticmethod
+    def reduced_shape(shape: Sequence[int], dim: int, keepdim: bool) -> list[int]:
+        d = dim % len(shape)
+        out = list(shape)
+        if keepdim:
+            out[d] = 1
+        else:
+            del out[d]
+        return out
+
+    def verify_(self) -> None:
+        shape = _shape(self.input.type)
+        _norm_dim(self, self.dim.value.data, len(shape))
+        _check_element_type(self, self.input.type, "operand")
+        _same_elem(self, self.input.type, self.result.type)
+        expected = self.reduced_shape(shape, self.dim.value.data, self.keepdim is not None)
+        if not expected:
+            expected = [1]
+        if list(_shape(self.result.type)) != expected:
+            raise VerifyException(
+                f"'{self.name}' result shape {list(_shape(self.result.type))} should be {expected}"
+            )
+
+
+@irdl_op_definition
+class SumOp(ReduceOp):
+    name = "pto.sum"
+
+
+@irdl_op_definition
+class AmaxOp(ReduceOp):
+    name = "pto.amax"
+
+
+@irdl_op_definition
+class AminOp(ReduceOp):
+    name = "pto.amin"
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor":
+    bias})`; 2-D or batched 3-D. The result element type is `out_dtype`."""
+
+    name = "pto.matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    a_trans = opt_prop_def(UnitAttr)
+    b_trans = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$a `,` $b (`bias` $bias^)? (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict"
+        " `:` type($a) `,` type($b) (`,` type($bias)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        a: SSAValue | Operation,
+        b: SSAValue | Operation,
+        result_type: TensorType,
+        *,
+        bias: SSAValue | Operation | None = None,
+        a_trans: bool = False,
+        b_trans: bool = False,
+    ):
+        super().__init__(
+            operands=[a, b, [bias] if bias is not None else []],
+            properties={
+                "a_trans": UnitAttr() if a_trans else None,
+                "b_trans": UnitAttr() if b_trans else None,
+            },
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        a, b, r = _shape(self.a.type), _shape(self.b.type), _shape(self.result.type)
+        if len(a) not in (2, 3) or len(b) not in (2, 3):
+            raise VerifyException(
+                f"'pto.matmul' operands must be 2-D or 3-D, got {list(a)} and {list(b)}"
+            )
+        _check_element_type(self, self.result.type, "result")
+        if _elem(self.a.type) != _elem(self.b.type):
+            raise VerifyException(
+                f"'pto.matmul' operand element types differ: {_elem(self.a.type)} and "
+                f"{_elem(self.b.type)}"
+            )
+        m, ka = (a[-1], a[-2]) if self.a_trans else (a[-2], a[-1])
+        kb, n = (b[-1], b[-2]) if self.b_trans else (b[-2], b[-1])
+        if not _dims_compatible(ka, kb):
+            raise VerifyException(
+                f"'pto.matmul' contraction dims differ: a gives K={ka}, b gives K={kb} "
+                f"(a_trans={self.a_trans is not None}, b_trans={self.b_trans is not None})"
+            )
+        batch = broadcast_shapes(a[:-2], b[:-2])
+        if batch is None:
+            raise VerifyException(
+                f"'pto.matmul' batch dims {list(a[:-2])} and {list(b[:-2])} do not broadcast"
+            )
+        expected = [*batch, m, n]
+        if len(expected) != len(r) or any(not _dims_compatible(x, y) for x, y in zip(expected, r)):
+            raise VerifyException(f"'pto.matmul' result shape {list(r)} should be {expected}")
+        if self.bias is not None:
+            bs = _shape(self.bias.type)
+            if bs[-1] != n and not _dims_compatible(bs[-1], n) or _count(bs[:-1]) not in (1, None):
+                raise VerifyException(
+                    f"'pto.matmul' bias shape {list(bs)} should be [{n}] or [1, {n}]"
+                )
+
+
+# --------------------------------------------------------------------------- indexing
+
+
+@irdl_op_definition
+class GathermaskOp(IRDLOperation):
+    """`pypto.gathermask(x, pattern_mode)`: pick elements of the last dim by a fixed
+    pattern (1/2: first/second of every 2; 3-6: first..fourth of every 4; 7: all)."""
+
+    name = "pto.gathermask"
+    input = operand_def(TensorType)
+    pattern_mode = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $pattern_mode attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, pattern_mode: int, result_type: TensorType):
+        super().__init__(
+            operands=[input],
+            properties={"pattern_mode": IntegerAttr(pattern_mode, i64)},
+            result_types=[result_type],
+        )
+
+    @staticmethod
+    def stride(mode: int) -> int:
+        return 2 if mode in (1, 2) else 4 if mode in (3, 4, 5, 6) else 1
+
+    def verify_(self) -> None:
+        mode = self.pattern_mode.value.data
+        if mode not in GATHERMASK_MODES:
+            raise VerifyException(f"'pto.gathermask' pattern_mode {mode} is not in 1..7")
+        a, r = _shape(self.input.type), _shape(self.result.type)
+        _same_elem(self, self.input.type, self.result.type)
+        step = self.stride(mode)
+        if a[-1] != DYNAMIC_INDEX and a[-1] % step:
+            raise VerifyException(
+                f"'pto.gathermask' last dim {a[-1]} is not a multiple of {step} "
+                f"(pattern_mode {mode})"
+            )
+        expected = [*a[:-1], a[-1] // step if a[-1] != DYNAMIC_INDEX else DYNAMIC_INDEX]
+        if list(r) != expected:
+            raise VerifyException(f"'pto.gathermask' result shape {list(r)} should be {expected}")
+
+
+class _IndexOp(IRDLOperation):
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $dim `,` $index attr-dict `:` type($input) `,` type($index) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        dim: int,
+        index: SSAValue | Operation,
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[input, index],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[result_type],
+        )
+
+    def expected_shape(self) -> list[int]:
+        a, i = _shape(self.input.type), _shape(self.index.type)
+        d = _norm_dim(self, self.dim.value.data, len(a))
+        return [*a[:d], *i, *a[d + 1 :]]
+
+    def verify_(self) -> None:
+        if not isinstance(_elem(self.index.type), IntegerType) or _elem(self.index.type) == i1:
+            raise VerifyException(
+                f"'{self.name}' index has element type {_elem(self.index.type)}; it must be "
+                "an integer type"
+            )
+        _same_elem(self, self.input.type, self.result.type)
+        expected = self.expected_shape()
+        if list(_shape(self.result.type)) != expected:
+            raise VerifyException(
+                f"'{self.name}' result shape {list(_shape(self.result.type))} should be {expected}"
+            )
+
+
+@irdl_op_definition
+class GatherOp(_IndexOp):
+    """`pypto.gather(input, dim, index)`: rows of `input` along `dim` picked by a
+    (possibly multi-dim) index tile; the index shape replaces dim `dim`."""
+
+    name = "pto.gather"
+
+
+@irdl_op_definition
+class IndexSelectOp(_IndexOp):
+    """`pypto.index_select(input, dim, index)` with a 1-D index."""
+
+    name = "pto.index_select"
+
+    def verify_(self) -> None:
+        if len(_shape(self.index.type)) != 1:
+            raise VerifyException(
+                f"'pto.index_select' index must be 1-D, got shape "
+                f"{list(_shape(self.index.type))}; use pto.gather for multi-dim indices"
+            )
+        super().verify_()
+
+
+@irdl_op_definition
+class TopkOp(IRDLOperation):
+    """`pypto.topk(input, k, dim, largest)` -> (values, indices)."""
+
+    name = "pto.topk"
+    input = operand_def(TensorType)
+    k = prop_def(IntegerAttr[I64])
+    dim = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+    largest = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $k (`dim` $dim^)? (`largest` $largest^)? attr-dict `:` type($input) `->`"
+        " type($values) `,` type($indices)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        k: int,
+        dim: int,
+        largest: bool,
+        values_type: TensorType,
+        indices_type: TensorType,
+    ):
+        super().__init__(
+            operands=[input],
+            properties={
+                "k": IntegerAttr(k, i64),
+                "dim": IntegerAttr(dim, i64),
+                "largest": BoolAttr.from_bool(largest),
+            },
+            result_types=[values_type, indices_type],
+        )
+
+    def verify_(self) -> None:
+        shape = list(_shape(self.input.type))
+        d = _norm_dim(self, self.dim.value.data, len(shape))
+        k = self.k.value.data
+        if k <= 0 or (shape[d] != DYNAMIC_INDEX and k > shape[d]):
+            raise VerifyException(
+                f"'pto.topk' k={k} must be in 1..{shape[d]} (the size of dim {d})"
+            )
+        shape[d] = k
+        _same_elem(self, self.input.type, self.values.type)
+        for r in (self.values, self.indices):
+            if list(_shape(r.type)) != shape:
+                raise VerifyException(
+                    f"'pto.topk' result shape {list(_shape(r.type))} should be {shape}"
+                )
+        if not isinstance(_elem(self.indices.type), IntegerType):
+            raise VerifyException("'pto.topk' indices must have an integer element type")
+
+
+# --------------------------------------------------------------------------- loops
+
+
+def _verify_unroll_list(op: Operation, factors: Sequence[int]) -> None:
+    if not factors:
+        return
+    if any(f <= 0 for f in factors):
+        raise VerifyException(f"'{op.name}' unroll_list {list(factors)} has a factor <= 0")
+    if any(a <= b for a, b in zip(factors, factors[1:])) or factors[-1] != 1:
+        raise VerifyException(
+            f"'{op.name}' unroll_list {list(factors)} must be strictly descending and end "
+            f"in 1 (PyPTO normalises it to {normalize_unroll_list(sorted(set(factors)))})"
+        )
+
+
+class _LoopBase(IRDLOperation):
+    lower_bound = operand_def(IndexType)
+    upper_bound = operand_def(IndexType)
+    step = operand_def(IndexType)
+    loop_name = opt_prop_def(StringAttr, prop_name="name")
+    idx_name = opt_prop_def(StringAttr)
+    unroll_list = opt_prop_def(DenseArrayBase.constr(i64))
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+
+    N_BLOCK_ARGS: ClassVar[int] = 1
+
+    @property
+    def induction_var(self) -> BlockArgument:
+        return self.body.block.args[0]
+
+    @property
+    def factors(self) -> list[int]:
+        return list(self.unroll_list.get_values()) if self.unroll_list is not None else []
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        if len(args) != self.N_BLOCK_ARGS or any(not isinstance(a.type, IndexType) for a in args):
+            raise VerifyException(
+                f"'{self.name}' body must have {self.N_BLOCK_ARGS} index block argument(s)"
+            )
+        _verify_unroll_list(self, self.factors)
+        step = constant_index(self.step)
+        if step is not None and step <= 0:
+            raise VerifyException(f"'{self.name}' step {step} must be positive")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.body.block.args, printer.print_ssa_value)
+        printer.print_string(" = ")
+        printer.print_ssa_value(self.lower_bound)
+        printer.print_string(" to ")
+        printer.print_ssa_value(self.upper_bound)
+        printer.print_string(" step ")
+        printer.print_ssa_value(self.step)
+        if self.loop_name is not None:
+            printer.print_string(" name ")
+            printer.print_attribute(self.loop_name)
+        if self.idx_name is not None:
+            printer.print_string(" idx_name ")
+            printer.print_attribute(self.idx_name)
+        if self.unroll_list is not None:
+            printer.print_string(" unroll [")
+            printer.print_list(self.factors, lambda f: printer.print_string(str(f)))
+            printer.print_string("]")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        args = [parser.parse_argument(expect_type=False) for _ in range(1)]
+        while len(args) < cls.N_BLOCK_ARGS:
+            parser.parse_punctuation(",")
+            args.append(parser.parse_argument(expect_type=False))
+        parser.parse_punctuation("=")
+        index = IndexType()
+        lb = parser.resolve_operand(parser.parse_unresolved_operand(), index)
+        parser.parse_keyword("to")
+        ub = parser.resolve_operand(parser.parse_unresolved_operand(), index)
+        parser.parse_keyword("step")
+        step = parser.resolve_operand(parser.parse_unresolved_operand(), index)
+        name = idx_name = None
+        factors: list[int] | None = None
+        if parser.parse_optional_keyword("name") is not None:
+            name = parser.parse_str_literal()
+        if parser.parse_optional_keyword("idx_name") is not None:
+            idx_name = parser.parse_str_literal()
+        if parser.parse_optional_keyword("unroll") is not None:
+            factors = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        typed = [a.resolve(index) for a in args]
+        body = parser.parse_region(typed)
+        if not body.block.ops or not isinstance(body.block.last_op, YieldOp):
+            body.block.add_op(YieldOp())
+        op = cls(lb, ub, step, body, name=name, idx_name=idx_name, unroll_list=factors)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def __init__(
+        self,
+        lower_bound: SSAValue | Operation,
+        upper_bound: SSAValue | Operation,
+        step: SSAValue | Operation,
+        body: Region | Block | None = None,
+        *,
+        name: str | None = None,
+        idx_name: str | None = None,
+        unroll_list: Sequence[int] | None = None,
+    ):
+        if body is None:
+            body = Block(arg_types=[IndexType()] * self.N_BLOCK_ARGS)
+        if isinstance(body, Block):
+            body = Region(body)
+        super().__init__(
+            operands=[lower_bound, upper_bound, step],
+            properties={
+                "name": StringAttr(name) if name is not None else None,
+                "idx_name": StringAttr(idx_name) if idx_name is not None else None,
+                "unroll_list": _i64_array(unroll_list) if unroll_list else None,
+            },
+            regions=[body],
+        )
+
+
+@irdl_op_definition
+class LoopOp(_LoopBase):
+    """`for i in pypto.loop(start, stop, step, name=, idx_name=, unroll_list=)`.
+
+    `unroll_list` (normalised: strictly descending, ending in 1) asks PyPTO to compile
+    one graph per factor; the `loop-unroll` pass makes that form explicit.
+    """
+
+    name = "pto.loop"
+
+
+@irdl_op_definition
+class LoopUnrollOp(_LoopBase):
+    """`for i, n in pypto.loop_unroll(start, stop, step, unroll_list=...)`: the body sees
+    the chunk start `i` and the chunk length `n` (a factor of the list), and covers
+    iterations `i, i+step, ..., i+(n-1)*step` itself."""
+
+    name = "pto.loop_unroll"
+    N_BLOCK_ARGS: ClassVar[int] = 2
+
+    @property
+    def chunk_length(self) -> BlockArgument:
+        return self.body.block.args[1]
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not self.factors:
+            raise VerifyException("'pto.loop_unroll' needs an unroll_list")
+
+
+class _LoopStateOp(IRDLOperation):
+    index = operand_def(IndexType)
+    result = result_def(i1)
+    traits = traits_def(Pure())
+    assembly_format = "$index attr-dict"
+
+    def __init__(self, index: SSAValue | Operation):
+        super().__init__(operands=[index], result_types=[i1])
+
+    def loop(self) -> _LoopBase:
+        owner = self.index.owner
+        assert isinstance(owner, Block)
+        parent = owner.parent_op()
+        assert isinstance(parent, _LoopBase)
+        return parent
+
+    def verify_(self) -> None:
+        if not (
+            isinstance(self.index, BlockArgument)
+            and isinstance(self.index.block.parent_op(), _LoopBase)
+            and self.index.index == 0
+        ):
+            raise VerifyException(
+                f"'{self.name}' operand must be the index of an enclosing pto.loop or "
+                "pto.loop_unroll"
+            )
+
+
+@irdl_op_definition
+class IsLoopBeginOp(_LoopStateOp):
+    """`pypto.is_loop_begin(i)`: true in the first iteration of i's loop."""
+
+    name = "pto.is_loop_begin"
+
+
+@irdl_op_definition
+class IsLoopEndOp(_LoopStateOp):
+    """`pypto.is_loop_end(i)`: true in the last iteration of i's loop."""
+
+    name = "pto.is_loop_end"
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def _verify_pair(op: Operation, what: str, values: Sequence[int]) -> None:
+    if len(values) != 2 or any(v <= 0 for v in values):
+        raise VerifyException(
+            f"'{op.name}' {what} must be an [L0, L1] pair of positive sizes, got {list(values)}"
+        )
+
+
+@irdl_op_definition
+class SetVecTileShapesOp(IRDLOperation):
+    """`pypto.set_vec_tile_shapes(*shape)`: the vector tile shape of the ops that
+    follow, until the next setting."""
+
+    name = "pto.set_vec_tile_shapes"
+    shape = prop_def(DenseArrayBase.constr(i64))
+    assembly_format = "$shape attr-dict"
+
+    def __init__(self, shape: Sequence[int]):
+        super().__init__(properties={"shape": _i64_array(shape)})
+
+    def verify_(self) -> None:
+        verify_tile_shape(self, self.shape.get_values(), "vector tile shape")
+
+
+@irdl_op_definition
+class SetCubeTileShapesOp(IRDLOperation):
+    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k)`, each an [L0, L1] pair."""
+
+    name = "pto.set_cube_tile_shapes"
+    m = prop_def(DenseArrayBase.constr(i64))
+    k = prop_def(DenseArrayBase.constr(i64))
+    n = prop_def(DenseArrayBase.constr(i64))
+    enable_split_k = opt_prop_def(UnitAttr)
+    assembly_format = "`m` $m `k` $k `n` $n (`split_k` $enable_split_k^)? attr-dict"
+
+    def __init__(
+        self,
+        m: Sequence[int],
+        k: Sequence[int],
+        n: Sequence[int],
+        enable_split_k: bool = False,
+    ):
+        super().__init__(
+            properties={
+                "m": _i64_array(m),
+                "k": _i64_array(k),
+                "n": _i64_array(n),
+                "enable_split_k": UnitAttr() if enable_split_k else None,
+            }
+        )
+
+    def verify_(self) -> None:
+        for what in ("m", "k", "n"):
+            _verify_pair(self, what, getattr(self, what).get_values())
+
+
+@irdl_op_definition
+class SetSemanticLabelOp(IRDLOperation):
+    """`pypto.set_semantic_label(label)`: labels the ops that follow."""
+
+    name = "pto.set_semantic_label"
+    label = prop_def(StringAttr)
+    assembly_format = "$label attr-dict"
+
+    def __init__(self, label: str):
+        super().__init__(properties={"label": StringAttr(label)})
+
+    def verify_(self) -> None:
+        if not self.label.data:
+            raise VerifyException("'pto.set_semantic_label' label must not be empty")
+
+
+# --------------------------------------------------------------------------- stages
+
+UNITS = ("vector", "cube")
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """A run of ops on one unit (Vector or Cube), made by `vc-split`.
+
+    Values computed inside and used after the stage leave it as results (through the
+    `pto.yield` terminator); values used inside come from above. `tile_shape` is the
+    vector tile shape; `cube_tile` holds m, k, n pairs (6 values).
+    """
+
+    name = "pto.stage"
+    unit = prop_def(StringAttr)
+    label = opt_prop_def(StringAttr)
+    tile_shape = opt_prop_def(DenseArrayBase.constr(i64))
+    cube_tile = opt_prop_def(DenseArrayBase.constr(i64))
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    assembly_format = (
+        "$unit (`label` $label^)? (`tile` $tile_shape^)? (`cube` $cube_tile^)? attr-dict-with-keyword"
+        " $body (`->` type($outputs)^)?"
+    )
+
+    def __init__(
+        self,
+        unit: str,
+        body: Region | Block,
+        result_types: Sequence[Attribute] = (),
+        *,
+        label: str | None = None,
+        tile_shape: Sequence[int] | None = None,
+        cube_tile: Sequence[int] | None = None,
+    ):
+        if isinstance(body, Block):
+            body = Region(body)
+        super().__init__(
+            properties={
+                "unit": StringAttr(unit),
+                "label": StringAttr(label) if label else None,
+                "tile_shape": _i64_array(tile_shape) if tile_shape else None,
+                "cube_tile": _i64_array(cube_tile) if cube_tile else None,
+            },
+            regions=[body],
+            result_types=[list(result_types)],
+        )
+
+    def verify_(self) -> None:
+        if self.unit.data not in UNITS:
+            raise VerifyException(f"'pto.stage' unit {self.unit.data!r} must be 'vector' or 'cube'")
+        if self.tile_shape is not None:
+            verify_tile_shape(self, self.tile_shape.get_values(), "tile_shape")
+        if self.cube_tile is not None and len(self.cube_tile.get_values()) != 6:
+            raise VerifyException("'pto.stage' cube tile must hold 6 values: m, k, n pairs")
+        term = self.body.block.last_op
+        if isinstance(term, YieldOp):
+            types = [a.type for a in term.arguments]
+            if types != [r.type for r in self.outputs]:
+                raise VerifyException(
+                    "'pto.stage' yields values whose types differ from its results"
+                )
+
+
+@irdl_op_definition
+class TransferOp(IRDLOperation):
+    """The hand-off of a tile between a Cube stage and a Vector stage (through a buffer
+    on the hardware). Semantically the identity."""
+
+    name = "pto.transfer"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    src_unit = prop_def(StringAttr, prop_name="from")
+    dst_unit = prop_def(StringAttr, prop_name="to")
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input `from` $from `to` $to attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, src_unit: str, dst_unit: str):
+        super().__init__(
+            operands=[input],
+            properties={"from": StringAttr(src_unit), "to": StringAttr(dst_unit)},
+            result_types=[SSAValue.get(input).type],
+        )
+
+    def verify_(self) -> None:
+        units = (self.src_unit.data, self.dst_unit.data)
+        if set(units) != set(UNITS):
+            raise VerifyException(
+                f"'pto.transfer' goes from one unit to the other, not {units[0]!r} -> {units[1]!r}"
+            )
+        if self.input.type != self.result.type:
+            raise VerifyException("'pto.transfer' result type must equal the input type")
+
+
+PTO = Dialect(
+    "pto",
+    [
+        KernelOp,
+        YieldOp,
+        TensorOp,
+        ViewOp,
+        AssembleOp,
+        ReshapeOp,
+        TransposeOp,
+        ConcatOp,
+        UnsqueezeOp,
+        ExpandCloneOp,
+        CastOp,
+        NegOp,
+        ExpOp,
+        LogOp,
+        SqrtOp,
+        RsqrtOp,
+        TanhOp,
+        ErfOp,
+        SigmoidOp,
+        AbsOp,
+        ReciprocalOp,
+        ReluOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        MaximumOp,
+        MinimumOp,
+        PowOp,
+        EqOp,
+        NeOp,
+        LtOp,
+        LeOp,
+        GtOp,
+        GeOp,
+        FullOp,
+        WhereOp,
+        SumOp,
+        AmaxOp,
+        AminOp,
+        MatmulOp,
+        GathermaskOp,
+        GatherOp,
+        IndexSelectOp,
+        TopkOp,
+        LoopOp,
+        LoopUnrollOp,
+        IsLoopBeginOp,
+        IsLoopEndOp,
+        SetVecTileShapesOp,
+        SetCubeTileShapesOp,
+        SetSemanticLabelOp,
+        StageOp,
+        TransferOp,
+    ],
+)
