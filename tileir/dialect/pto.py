@@ -356,8 +356,13 @@ class KernelOp(IRDLOperation):
             "jit_options": jit_options,
         }
         if dynamic_dims:
+            # Sorted keys: MLIR prints dictionaries sorted, so this keeps the text
+            # identical through a round trip via mlir-opt.
             props["dynamic_dims"] = DictionaryAttr(
-                {k: ArrayAttr([StringAttr(s) for s in v]) for k, v in dynamic_dims.items()}
+                {
+                    k: ArrayAttr([StringAttr(s) for s in dynamic_dims[k]])
+                    for k in sorted(dynamic_dims)
+                }
             )
         super().__init__(properties=props, regions=[body])
 
@@ -459,7 +464,7 @@ class KernelOp(IRDLOperation):
             jit_options=opts if isinstance(opts, DictionaryAttr) else None,
         )
         if isinstance(dyn, DictionaryAttr):
-            op.dynamic_dims = dyn
+            op.dynamic_dims = DictionaryAttr({k: dyn.data[k] for k in sorted(dyn.data)})
         for k, v in props.items():
             if k not in ("dynamic_dims", "jit_options"):
                 op.attributes[k] = v

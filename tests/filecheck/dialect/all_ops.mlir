@@ -1,0 +1,132 @@
+// Every pto op once, in its custom form. The RUN lines check that
+// print -> parse -> print is stable in the custom and the generic form.
+// RUN: tileir-opt %s | tileir-opt | filecheck %s
+// RUN: tileir-opt %s --print-op-generic | tileir-opt | filecheck %s
+
+// CHECK-LABEL: pto.kernel @memory_and_layout
+// CHECK-SAME:  (%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %out: memref<?x64xf32>)
+// CHECK-SAME:  attributes {dynamic_dims = {out = ["S"], x = ["S"]}, jit_options = {runtime_options = {stitch_function_max_num = 4 : i64}}}
+pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %out: memref<?x64xf32>) attributes {dynamic_dims = {out = ["S"], x = ["S"]}, jit_options = {runtime_options = {stitch_function_max_num = 4 : i64}}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %s = memref.dim %x, %c0 : memref<?x64xbf16>
+  %ws = pto.tensor "acc" : memref<8x64xf32>
+  // CHECK: pto.tensor "acc" : memref<8x64xf32>
+  pto.loop %i = %c0 to %s step %c8 name "rows" idx_name "i" unroll [4, 2, 1] {
+    // CHECK: pto.loop %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} name "rows" idx_name "i" unroll [4, 2, 1] {
+    %rest = arith.subi %s, %i : index
+    %v = arith.minsi %rest, %c8 : index
+    pto.set_vec_tile_shapes [8, 64]
+    // CHECK: pto.set_vec_tile_shapes [8, 64]
+    pto.set_semantic_label "rope"
+    // CHECK: pto.set_semantic_label "rope"
+    %t = pto.view %x[%i, 0] valid [%v, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
+    // CHECK: pto.view %{{.*}}[%{{.*}}, 0] valid [%{{.*}}, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
+    %f = pto.cast %t mode "rint" sat : tensor<8x64xbf16> -> tensor<8x64xf32>
+    // CHECK: pto.cast %{{.*}} mode "rint" sat : tensor<8x64xbf16> -> tensor<8x64xf32>
+    %g = pto.cast %t : tensor<8x64xbf16> -> tensor<8x64xf32>
+    // CHECK: pto.cast %{{.*}} : tensor<8x64xbf16> -> tensor<8x64xf32>
+    %h = pto.view %f[0, 32] : tensor<8x64xf32> -> tensor<8x32xf32>
+    %l = pto.view %f[0, 0] : tensor<8x64xf32> -> tensor<8x32xf32>
+    %cat = pto.concat dim -1, %h, %l : tensor<8x32xf32>, tensor<8x32xf32> -> tensor<8x64xf32>
+    // CHECK: pto.concat dim -1, %{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<8x32xf32> -> tensor<8x64xf32>
+    %r = pto.reshape %cat : tensor<8x64xf32> -> tensor<8x2x32xf32>
+    %tr = pto.transpose %r, 1, 2 : tensor<8x2x32xf32> -> tensor<8x32x2xf32>
+    // CHECK: pto.transpose %{{.*}}, 1, 2 : tensor<8x2x32xf32> -> tensor<8x32x2xf32>
+    %r2 = pto.reshape %tr valid [%v, 64] inplace : tensor<8x32x2xf32> -> tensor<8x64xf32>
+    // CHECK: pto.reshape %{{.*}} valid [%{{.*}}, 64] inplace : tensor<8x32x2xf32> -> tensor<8x64xf32>
+    %u = pto.unsqueeze %g, 1 : tensor<8x64xf32> -> tensor<8x1x64xf32>
+    %e = pto.expand_clone %u : tensor<8x1x64xf32> -> tensor<8x2x64xf32>
+    // CHECK: pto.expand_clone %{{.*}} : tensor<8x1x64xf32> -> tensor<8x2x64xf32>
+    %acc = pto.view %ws[0, 0] : memref<8x64xf32> -> tensor<8x64xf32>
+    %sum = pto.add %acc, %r2 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+    pto.assemble %sum into %ws[0, 0] : tensor<8x64xf32>, memref<8x64xf32>
+    // CHECK: pto.assemble %{{.*}} into %{{.*}}[0, 0] : tensor<8x64xf32>, memref<8x64xf32>
+    pto.assemble %sum into %out[%i, 0] : tensor<8x64xf32>, memref<?x64xf32>
+    %first = pto.is_loop_begin %i
+    // CHECK: pto.is_loop_begin %{{.*}}
+    %last = pto.is_loop_end %i
+    scf.if %first {
+      %zero = arith.constant 0.000000e+00 : f32
+      %z = pto.full %zero : f32 -> tensor<8x64xf32>
+      pto.assemble %z into %{{.*}}[0, 0] : tensor<8x64xf32>, memref<8x64xf32>
+    }
+  }
+  %c4 = arith.constant 4 : index
+  pto.loop_unroll %j, %n = %c0 to %c8 step %c1 unroll [4, 1] {
+    // CHECK: pto.loop_unroll %{{.*}}, %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unroll [4, 1] {
+    %blk = pto.view %w[%j, 0] sizes(%n) : memref<64x32xbf16> -> tensor<?x32xbf16>
+    // CHECK: pto.view %{{.*}}[%{{.*}}, 0] sizes(%{{.*}}) : memref<64x32xbf16> -> tensor<?x32xbf16>
+  }
+}
+
+// CHECK-LABEL: pto.kernel @math
+pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32>, %idx: memref<4x3xi32>, %out: memref<4x8xf32>) {
+  %x = pto.view %a[0, 0] : memref<4x16xf32> -> tensor<4x16xf32>
+  %half = arith.constant 5.000000e-01 : f32
+  %n0 = pto.neg %x : tensor<4x16xf32>
+  // CHECK: pto.neg %{{.*}} : tensor<4x16xf32>
+  %n1 = pto.exp %n0 : tensor<4x16xf32>
+  %n2 = pto.log %n1 : tensor<4x16xf32>
+  %n3 = pto.sqrt %n1 : tensor<4x16xf32>
+  %n4 = pto.rsqrt %n3 : tensor<4x16xf32>
+  %n5 = pto.tanh %n4 : tensor<4x16xf32>
+  %n6 = pto.erf %n5 : tensor<4x16xf32>
+  %n7 = pto.sigmoid %n6 : tensor<4x16xf32>
+  %n8 = pto.abs %n7 : tensor<4x16xf32>
+  %n9 = pto.reciprocal %n8 : tensor<4x16xf32>
+  %n10 = pto.relu %n9 : tensor<4x16xf32>
+  %b0 = pto.add %n10, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  // CHECK: pto.add %{{.*}}, %{{.*}} : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  %b1 = pto.sub %half, %b0 : f32, tensor<4x16xf32> -> tensor<4x16xf32>
+  %b2 = pto.mul %b1, %b0 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %b3 = pto.div %b2, %n1 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %b4 = pto.maximum %b3, %n2 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %b5 = pto.minimum %b4, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  %b6 = pto.pow %b5, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  %row = pto.amax %b6, -1 keepdim : tensor<4x16xf32> -> tensor<4x1xf32>
+  // CHECK: pto.amax %{{.*}}, -1 keepdim : tensor<4x16xf32> -> tensor<4x1xf32>
+  %bc = pto.sub %b6, %row : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
+  %s = pto.sum %bc, 1 : tensor<4x16xf32> -> tensor<4xf32>
+  %m = pto.amin %bc, 0 keepdim : tensor<4x16xf32> -> tensor<1x16xf32>
+  %c0 = pto.eq %b6, %bc : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xi1>
+  %c1 = pto.ne %b6, %half : tensor<4x16xf32>, f32 -> tensor<4x16xi1>
+  %c2 = pto.lt %b6, %half : tensor<4x16xf32>, f32 -> tensor<4x16xi1>
+  %c3 = pto.le %b6, %half : tensor<4x16xf32>, f32 -> tensor<4x16xi1>
+  %c4 = pto.gt %b6, %half : tensor<4x16xf32>, f32 -> tensor<4x16xi1>
+  %c5 = pto.ge %b6, %half : tensor<4x16xf32>, f32 -> tensor<4x16xi1>
+  %sel = pto.where %c2, %b6, %half : tensor<4x16xi1>, tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  // CHECK: pto.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x16xi1>, tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  %xh = pto.cast %sel mode "round" : tensor<4x16xf32> -> tensor<4x16xf16>
+  %wb = pto.view %b[0, 0] : memref<16x8xf16> -> tensor<16x8xf16>
+  %bv = pto.view %bias[0] : memref<8xf32> -> tensor<8xf32>
+  %mm = pto.matmul %xh, %wb bias %bv : tensor<4x16xf16>, tensor<16x8xf16>, tensor<8xf32> -> tensor<4x8xf32>
+  // CHECK: pto.matmul %{{.*}}, %{{.*}} bias %{{.*}} : tensor<4x16xf16>, tensor<16x8xf16>, tensor<8xf32> -> tensor<4x8xf32>
+  %wt = pto.transpose %wb, 0, 1 : tensor<16x8xf16> -> tensor<8x16xf16>
+  %mt = pto.matmul %xh, %wt b_trans : tensor<4x16xf16>, tensor<8x16xf16> -> tensor<4x8xf32>
+  // CHECK: pto.matmul %{{.*}}, %{{.*}} b_trans : tensor<4x16xf16>, tensor<8x16xf16> -> tensor<4x8xf32>
+  %gm = pto.gathermask %b6, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
+  // CHECK: pto.gathermask %{{.*}}, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
+  %iv = pto.view %idx[0, 0] : memref<4x3xi32> -> tensor<4x3xi32>
+  %ga = pto.gather %wb, 0, %iv : tensor<16x8xf16>, tensor<4x3xi32> -> tensor<4x3x8xf16>
+  // CHECK: pto.gather %{{.*}}, 0, %{{.*}} : tensor<16x8xf16>, tensor<4x3xi32> -> tensor<4x3x8xf16>
+  %i1 = pto.view %iv[0, 0] : tensor<4x3xi32> -> tensor<1x3xi32>
+  %ir = pto.reshape %i1 : tensor<1x3xi32> -> tensor<3xi32>
+  %is = pto.index_select %wb, 0, %ir : tensor<16x8xf16>, tensor<3xi32> -> tensor<3x8xf16>
+  %tv, %ti = pto.topk %b6, 2 dim 1 largest false : tensor<4x16xf32> -> tensor<4x2xf32>, tensor<4x2xi32>
+  // CHECK: pto.topk %{{.*}}, 2 dim 1 largest false : tensor<4x16xf32> -> tensor<4x2xf32>, tensor<4x2xi32>
+  %tv2, %ti2 = pto.topk %b6, 3 : tensor<4x16xf32> -> tensor<4x3xf32>, tensor<4x3xi32>
+  // CHECK: pto.topk %{{.*}}, 3 : tensor<4x16xf32> -> tensor<4x3xf32>, tensor<4x3xi32>
+  pto.set_cube_tile_shapes m [16, 16] k [16, 32] n [16, 16] split_k
+  // CHECK: pto.set_cube_tile_shapes m [16, 16] k [16, 32] n [16, 16] split_k
+  %st = pto.stage "cube" label "linear" tile [4, 8] {
+    %in = pto.matmul %xh, %wb : tensor<4x16xf16>, tensor<16x8xf16> -> tensor<4x8xf32>
+    pto.yield %in : tensor<4x8xf32>
+  } -> tensor<4x8xf32>
+  // CHECK: pto.stage "cube" label "linear" tile [4, 8] {
+  // CHECK: } -> tensor<4x8xf32>
+  %tf = pto.transfer %st from "cube" to "vector" : tensor<4x8xf32>
+  // CHECK: pto.transfer %{{.*}} from "cube" to "vector" : tensor<4x8xf32>
+  pto.assemble %tf into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>
+}
