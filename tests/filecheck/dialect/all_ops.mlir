@@ -50,7 +50,7 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     scf.if %first {
       %zero = arith.constant 0.000000e+00 : f32
       %z = pto.full %zero : f32 -> tensor<8x64xf32>
-      pto.assemble %z into %{{.*}}[0, 0] : tensor<8x64xf32>, memref<8x64xf32>
+      pto.assemble %z into %ws[0, 0] : tensor<8x64xf32>, memref<8x64xf32>
     }
   }
   %c4 = arith.constant 4 : index
