@@ -1,0 +1,359 @@
+"""The seed kernel library: each seed workload written once against the real PyPTO API.
+
+Every kernel file under this package is a plain PyPTO source file (``import pypto`` and
+``@pypto.frontend.jit`` kernels) that compiles with ``pypto==0.2.0``.  This module does not
+import those files (that would need ``pypto``): it reads their module-level constants and
+kernel signatures from the source, so the shapes live in one place, the top of each file.
+
+``SEED_KERNELS`` lists one :class:`SeedKernel` per kernel, each with input generation and an
+independent numpy golden (:mod:`frontends.kernels.goldens`)::
+
+    rng = np.random.default_rng(0)
+    for k in SEED_KERNELS:
+        inputs = k.make_inputs(rng)
+        expected = k.golden(inputs)  # {output name: array}
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from frontends.kernels import goldens as g
+
+__all__ = ["KERNEL_DIR", "SEED_KERNELS", "SeedKernel", "kernel_by_name", "module_constants"]
+
+KERNEL_DIR = Path(__file__).resolve().parent
+
+#: PyPTO dtype names -> the registry's dtype names.
+PYPTO_DTYPES = {
+    "DT_BF16": "bf16",
+    "DT_FP16": "f16",
+    "DT_FP32": "f32",
+    "DT_INT8": "i8",
+    "DT_INT32": "i32",
+    "DT_INT64": "i64",
+    "DT_BOOL": "i1",
+}
+
+#: The registry's dtype names -> numpy dtypes.
+NUMPY_DTYPES: dict[str, Any] = {
+    "bf16": g.BF16,
+    "f16": np.float16,
+    "f32": np.float32,
+    "i8": np.int8,
+    "i32": np.int32,
+    "i64": np.int64,
+    "i1": np.bool_,
+}
+
+Arg = tuple[str, tuple[int, ...], str]
+Arrays = dict[str, np.ndarray]
+
+# Tolerances, (atol, rtol).
+#: Seed 000 (AT-04, InterleaveRope acceptance): atol=1e-4, rtol=7.8125e-3 (2^-7), "bf16 precision".
+TOL_BF16 = (1e-4, 2.0**-7)
+#: Bit-exact: pure data movement (gather, index_select, expand_clone, cast to a wider/equal set).
+TOL_EXACT = (0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SeedKernel:
+    """One seed kernel: where its source is, its signature, inputs, golden and tolerance."""
+
+    name: str
+    path: Path
+    kernel: str
+    args: list[Arg]
+    outputs: list[str]
+    make_inputs: Callable[[np.random.Generator], Arrays]
+    golden: Callable[[Arrays], Arrays]
+    tolerance: tuple[float, float]
+    tolerance_source: str = ""
+    seed: str = ""
+    notes: str = field(default="", compare=False)
+
+    @property
+    def inputs(self) -> list[str]:
+        return [name for name, _, _ in self.args if name not in self.outputs]
+
+    def arg(self, name: str) -> Arg:
+        return next(a for a in self.args if a[0] == name)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading constants and signatures from a kernel file (no pypto import)
+# --------------------------------------------------------------------------------------------
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+
+
+class _NotConstant(Exception):
+    pass
+
+
+def _eval(node: ast.expr, env: Mapping[str, Any]) -> Any:
+    """Evaluate the small constant language of the kernel files' module level."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_eval(node.left, env), _eval(node.right, env))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _eval(node.operand, env)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_eval(e, env) for e in node.elts]
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "pypto"
+        and node.attr in PYPTO_DTYPES
+    ):
+        return PYPTO_DTYPES[node.attr]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("len", "min", "max")
+    ):
+        fn = {"len": len, "min": min, "max": max}[node.func.id]
+        return fn(*[_eval(a, env) for a in node.args])
+    raise _NotConstant(ast.dump(node))
+
+
+@cache
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@cache
+def module_constants(path: Path) -> Mapping[str, Any]:
+    """The module-level constants of a kernel file (ints, floats, lists, dtype names)."""
+    env: dict[str, Any] = {}
+    for stmt in _parse(path).body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            try:
+                env[stmt.targets[0].id] = _eval(stmt.value, env)
+            except (_NotConstant, ArithmeticError, TypeError):
+                pass
+    return env
+
+
+def _signature(path: Path, kernel: str) -> list[Arg]:
+    """``[(name, shape, dtype)]`` from the ``pypto.Tensor(shape, dtype)`` annotations."""
+    env = module_constants(path)
+    for stmt in _parse(path).body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == kernel:
+            args = []
+            for a in stmt.args.args:
+                ann = a.annotation
+                if not (isinstance(ann, ast.Call) and len(ann.args) == 2):
+                    raise ValueError(
+                        f"{path.name}:{kernel}: argument {a.arg} is not annotated pypto.Tensor(shape, dtype)"
+                    )
+                shape = tuple(int(d) for d in _eval(ann.args[0], env))
+                args.append((a.arg, shape, _eval(ann.args[1], env)))
+            return args
+    raise ValueError(f"{path.name}: no kernel {kernel}")
+
+
+# --------------------------------------------------------------------------------------------
+# Input generators
+# --------------------------------------------------------------------------------------------
+
+
+def _randn(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: str, scale: float = 1.0
+) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(NUMPY_DTYPES[dtype])
+
+
+def _entry(
+    name: str,
+    file: str,
+    kernel: str,
+    outputs: list[str],
+    make_inputs: Callable[[np.random.Generator, Mapping[str, Any], dict[str, Arg]], Arrays],
+    golden: Callable[[Arrays, Mapping[str, Any], dict[str, Arg]], Arrays],
+    tolerance: tuple[float, float],
+    tolerance_source: str,
+    seed: str,
+    notes: str = "",
+) -> SeedKernel:
+    path = KERNEL_DIR / file
+    c = module_constants(path)
+    args = _signature(path, kernel)
+    by_name = {a[0]: a for a in args}
+    missing = [o for o in outputs if o not in by_name]
+    if missing:
+        raise ValueError(f"{name}: outputs {missing} are not parameters of {kernel}")
+    return SeedKernel(
+        name=name,
+        path=path,
+        kernel=kernel,
+        args=args,
+        outputs=outputs,
+        make_inputs=lambda rng: make_inputs(rng, c, by_name),
+        golden=lambda inputs: golden(inputs, c, by_name),
+        tolerance=tolerance,
+        tolerance_source=tolerance_source,
+        seed=seed,
+        notes=notes,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# RoPE
+# --------------------------------------------------------------------------------------------
+
+
+def _rope_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    _, x_shape, x_dt = a["x"]
+    seq, rot_dim = a["cos"][1]
+    cos, sin = g.rope_tables(seq, rot_dim, NUMPY_DTYPES[a["cos"][2]])
+    return {"x": _randn(rng, x_shape, x_dt), "cos": cos, "sin": sin}
+
+
+def _rope_golden(fn: Callable[..., np.ndarray]):
+    def golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+        return {"out": fn(i["x"], i["cos"], i["sin"], out_dtype=NUMPY_DTYPES[a["out"][2]])}
+
+    return golden
+
+
+def _x_inputs(scale: float = 1.0):
+    """Inputs ``{"x": randn * scale}`` in ``x``'s dtype."""
+
+    def make(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+        return {"x": _randn(rng, a["x"][1], a["x"][2], scale)}
+
+    return make
+
+
+def _unary_golden(fn: Callable[..., np.ndarray]):
+    def golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+        return {"out": fn(i["x"], out_dtype=NUMPY_DTYPES[a["out"][2]])}
+
+    return golden
+
+
+_BF16_TOL = "seed 000's bf16 acceptance (atol=1e-4, rtol=2^-7); the seed gives none for this op"
+_ROPE_TOL = "seed 000 (AT-04 / InterleaveRope): atol=1e-4, rtol=2^-7"
+
+SEED_KERNELS: list[SeedKernel] = [
+    _entry(
+        "rope_half_split",
+        "rope_half_split.py",
+        "rope_half_split_kernel",
+        ["out"],
+        _rope_inputs,
+        _rope_golden(g.rope_half_split),
+        TOL_BF16,
+        _ROPE_TOL,
+        "000 AT-04 variant A; 001 rope skeleton",
+    ),
+    _entry(
+        "rope_half_split_partial",
+        "rope_half_split.py",
+        "rope_half_split_partial_kernel",
+        ["out"],
+        _rope_inputs,
+        _rope_golden(g.rope_half_split),
+        TOL_BF16,
+        _ROPE_TOL,
+        "000 AT-04 variant A, partial_rotate",
+    ),
+    _entry(
+        "rope_interleave",
+        "rope_interleave.py",
+        "rope_interleave_kernel",
+        ["out"],
+        _rope_inputs,
+        _rope_golden(g.rope_interleave),
+        TOL_BF16,
+        _ROPE_TOL + " (InterleaveRope uses it for fp16 and bf16)",
+        "000 AT-04 variant B (InterleaveRope), fp16, CAST_NONE",
+    ),
+    _entry(
+        "rope_interleave_partial",
+        "rope_interleave.py",
+        "rope_interleave_partial_kernel",
+        ["out"],
+        _rope_inputs,
+        _rope_golden(g.rope_interleave),
+        TOL_BF16,
+        _ROPE_TOL + " (InterleaveRope uses it for fp16 and bf16)",
+        "000 AT-04 variant B, partial_rotate, fp16",
+    ),
+    _entry(
+        "rope_rotate_half",
+        "rope_rotate_half.py",
+        "rope_rotate_half_kernel",
+        ["out"],
+        _rope_inputs,
+        _rope_golden(g.rope_rotate_half),
+        TOL_BF16,
+        _ROPE_TOL,
+        "000 AT-04 variant C (MLAPrologQuant)",
+    ),
+    _entry(
+        "rope_rotate_half_partial",
+        "rope_rotate_half.py",
+        "rope_rotate_half_partial_kernel",
+        ["out"],
+        _rope_inputs,
+        _rope_golden(g.rope_rotate_half),
+        TOL_BF16,
+        _ROPE_TOL,
+        "000 AT-04 variant C, partial_rotate",
+    ),
+    _entry(
+        "gelu_tanh",
+        "gelu.py",
+        "gelu_tanh_kernel",
+        ["out"],
+        _x_inputs(scale=2.0),
+        _unary_golden(g.gelu_tanh),
+        TOL_BF16,
+        _BF16_TOL,
+        "001 GELU scheme A (tanh approximation)",
+    ),
+    _entry(
+        "gelu_erf",
+        "gelu.py",
+        "gelu_erf_kernel",
+        ["out"],
+        _x_inputs(scale=2.0),
+        _unary_golden(g.gelu_erf),
+        TOL_BF16,
+        _BF16_TOL,
+        "001 GELU scheme B (erf)",
+    ),
+]
+
+
+def kernel_by_name(name: str) -> SeedKernel:
+    for k in SEED_KERNELS:
+        if k.name == name:
+            return k
+    raise KeyError(name)
