@@ -1,0 +1,267 @@
+"""Each op's verifier: a valid use passes, each broken rule fails with a message that
+names the op and the problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from tileir import parse_module
+from tileir.diagnostics import TileirError
+from tileir.dialect.pto import normalize_unroll_list
+
+HEADER = "pto.kernel @k(%x: memref<16x64xf32>, %h: memref<16x64xbf16>, %i: memref<4x2xi32>, %o: memref<16x64xf32>) {\n"
+
+
+def kernel(body: str) -> str:
+    return HEADER + body + "\n}\n"
+
+
+VALID = {
+    "view": "%t = pto.view %x[8, 0] : memref<16x64xf32> -> tensor<8x64xf32>",
+    "view-tail": (
+        "%c3 = arith.constant 3 : index\n"
+        "%t = pto.view %x[13, 0] valid [%c3, 64] : memref<16x64xf32> -> tensor<8x64xf32>"
+    ),
+    "assemble": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "pto.assemble %t into %o[8, 0] : tensor<8x64xf32>, memref<16x64xf32>"
+    ),
+    "broadcast": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.sum %t, 1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>\n"
+        "%d = pto.div %t, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>"
+    ),
+    "matmul-trans": (
+        "%a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>\n"
+        "%m = pto.matmul %a, %a b_trans : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>"
+    ),
+    "loop": (
+        "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
+        "pto.loop %j = %c0 to %c1 step %c1 unroll [8, 2, 1] {\n"
+        "  %b = pto.is_loop_begin %j\n}"
+    ),
+}
+
+INVALID = {
+    "view-out-of-bounds": (
+        "%t = pto.view %x[12, 0] : memref<16x64xf32> -> tensor<8x64xf32>",
+        "'pto.view' window [12, 20) in dim 0 is outside the source of size 16",
+    ),
+    "view-negative-offset": (
+        "%t = pto.view %x[-1, 0] : memref<16x64xf32> -> tensor<8x64xf32>",
+        "offset -1 in dim 0 is negative",
+    ),
+    "view-rank": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x8x64xf32>",
+        "result rank 3 differs from source rank 2",
+    ),
+    "view-dtype": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf16>",
+        "changes the element type",
+    ),
+    "tile-rank-5": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.reshape %t : tensor<8x64xf32> -> tensor<2x2x2x2x32xf32>",
+        "PyPTO tiles have 1 to 4 dims",
+    ),
+    "assemble-dtype": (
+        "%t = pto.view %h[0, 0] : memref<16x64xbf16> -> tensor<8x64xbf16>\n"
+        "pto.assemble %t into %o[0, 0] : tensor<8x64xbf16>, memref<16x64xf32>",
+        "writes a bf16 tile into a f32 tensor",
+    ),
+    "reshape-count": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.reshape %t : tensor<8x64xf32> -> tensor<8x32xf32>",
+        "changes the element count",
+    ),
+    "reshape-inplace-of-view": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.reshape %t inplace : tensor<8x64xf32> -> tensor<512xf32>",
+        "inplace is not allowed on a tensor produced by pto.view",
+    ),
+    "transpose-shape": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.transpose %t, 0, 1 : tensor<8x64xf32> -> tensor<8x64xf32>",
+        "should be [64, 8]",
+    ),
+    "transpose-dim": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.transpose %t, 0, 2 : tensor<8x64xf32> -> tensor<64x8xf32>",
+        "dim1 2 is out of range",
+    ),
+    "concat-shape": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%u = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<4x64xf32>\n"
+        "%r = pto.concat dim 1, %t, %u : tensor<8x64xf32>, tensor<4x64xf32> -> tensor<8x128xf32>",
+        "does not match",
+    ),
+    "expand-non-one": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.expand_clone %t : tensor<8x64xf32> -> tensor<16x64xf32>",
+        "only size-1 dims expand",
+    ),
+    "unsqueeze-shape": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.unsqueeze %t, 1 : tensor<8x64xf32> -> tensor<1x8x64xf32>",
+        "should be [8, 1, 64]",
+    ),
+    "cast-mode": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        '%r = pto.cast %t mode "nearest" : tensor<8x64xf32> -> tensor<8x64xbf16>',
+        "'nearest' is not a PyPTO cast mode",
+    ),
+    "cast-shape": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.cast %t : tensor<8x64xf32> -> tensor<4x64xbf16>",
+        "changes the shape",
+    ),
+    "binary-broadcast": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%u = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<4x64xf32>\n"
+        "%r = pto.add %t, %u : tensor<8x64xf32>, tensor<4x64xf32> -> tensor<8x64xf32>",
+        "cannot broadcast shapes [8, 64] and [4, 64]",
+    ),
+    "binary-dtype": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%u = pto.view %h[0, 0] : memref<16x64xbf16> -> tensor<8x64xbf16>\n"
+        "%r = pto.mul %t, %u : tensor<8x64xf32>, tensor<8x64xbf16> -> tensor<8x64xf32>",
+        "mixes element types",
+    ),
+    "binary-no-tile": (
+        "%a = arith.constant 1.0 : f32\n%r = pto.add %a, %a : f32, f32 -> tensor<8x64xf32>",
+        "needs at least one tile operand",
+    ),
+    "compare-result": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.lt %t, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>",
+        "wrong result element type",
+    ),
+    "reduce-dim": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.sum %t, 2 : tensor<8x64xf32> -> tensor<8xf32>",
+        "dim 2 is out of range",
+    ),
+    "reduce-shape": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.amax %t, 1 : tensor<8x64xf32> -> tensor<8x1xf32>",
+        "should be [8]",
+    ),
+    "matmul-k": (
+        "%a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>\n"
+        "%m = pto.matmul %a, %a : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x64xf32>",
+        "contraction dims differ",
+    ),
+    "matmul-result": (
+        "%a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>\n"
+        "%m = pto.matmul %a, %a b_trans : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x64xf32>",
+        "should be [16, 16]",
+    ),
+    "gathermask-mode": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.gathermask %t, 9 : tensor<8x64xf32> -> tensor<8x64xf32>",
+        "pattern_mode 9 is not in 1..7",
+    ),
+    "gather-index-type": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.gather %t, 0, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64x64xf32>",
+        "must be an integer type",
+    ),
+    "index-select-rank": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%r = pto.index_select %t, 0, %j : tensor<8x64xf32>, tensor<4x2xi32> -> tensor<4x2x64xf32>",
+        "index must be 1-D",
+    ),
+    "topk-k": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%v, %j = pto.topk %t, 65 : tensor<8x64xf32> -> tensor<8x65xf32>, tensor<8x65xi32>",
+        "k=65 must be in 1..64",
+    ),
+    "unroll-order": (
+        "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
+        "pto.loop %j = %c0 to %c1 step %c1 unroll [2, 4, 1] {\n}",
+        "must be strictly descending and end in 1",
+    ),
+    "unroll-zero": (
+        "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
+        "pto.loop %j = %c0 to %c1 step %c1 unroll [4, 0] {\n}",
+        "has a factor <= 0",
+    ),
+    "loop-step": (
+        "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
+        "pto.loop %j = %c0 to %c1 step %c0 {\n}",
+        "step 0 must be positive",
+    ),
+    "loop-state-operand": (
+        "%c0 = arith.constant 0 : index\n%b = pto.is_loop_end %c0",
+        "must be the index of an enclosing pto.loop",
+    ),
+    "vec-tile-rank": ("pto.set_vec_tile_shapes [1, 1, 1, 1, 8]", "PyPTO tiles have 1 to 4 dims"),
+    "vec-tile-zero": ("pto.set_vec_tile_shapes [0, 64]", "has a dim <= 0"),
+    "cube-tile-pair": (
+        "pto.set_cube_tile_shapes m [16] k [16, 16] n [16, 16]",
+        "m must be an [L0, L1] pair",
+    ),
+    "label-empty": ('pto.set_semantic_label ""', "label must not be empty"),
+    "stage-unit": (
+        'pto.stage "scalar" {\n  pto.yield\n}',
+        "unit 'scalar' must be 'vector' or 'cube'",
+    ),
+    "transfer-units": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        '%r = pto.transfer %t from "vector" to "vector" : tensor<8x64xf32>',
+        "goes from one unit to the other",
+    ),
+    "workspace-dynamic": ('%w = pto.tensor "w" : memref<?x4xf32>', "must have a static shape"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_valid_ops_verify(name: str) -> None:
+    parse_module(kernel(VALID[name]), f"{name}.mlir")
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_invalid_ops_are_rejected_with_a_located_message(name: str) -> None:
+    body, message = INVALID[name]
+    with pytest.raises(TileirError) as info:
+        parse_module(kernel(body), f"{name}.mlir")
+    text = str(info.value)
+    assert message in text
+    assert text.startswith(f"{name}.mlir:"), text
+
+
+def test_kernel_arguments_must_be_memrefs() -> None:
+    with pytest.raises(TileirError, match="kernel arguments are memrefs"):
+        parse_module("pto.kernel @k(%x: tensor<4xf32>) {\n}\n")
+
+
+def test_kernel_dynamic_dims_must_be_named() -> None:
+    with pytest.raises(TileirError, match="has 1 dynamic dims but 0 names"):
+        parse_module("pto.kernel @k(%x: memref<?x4xf32>) {\n}\n")
+
+
+def test_kernel_element_type_must_be_pypto_type() -> None:
+    with pytest.raises(TileirError, match="which PyPTO does not have"):
+        parse_module("pto.kernel @k(%x: memref<4xf64>) {\n}\n")
+
+
+@pytest.mark.parametrize(
+    ("given", "normalized"),
+    [
+        ([8, 4, 2, 1], [8, 4, 2, 1]),
+        ([2, 8], [8, 2, 1]),
+        ([1], [1]),
+        ([128, 64, 32], [128, 64, 32, 1]),
+    ],
+)
+def test_unroll_list_normalization(given: list[int], normalized: list[int]) -> None:
+    assert normalize_unroll_list(given) == normalized
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"), [([4, 4], "duplicate"), ([0, 2], "positive"), ([-2], "positive")]
+)
+def test_unroll_list_rejects(bad: list[int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        normalize_unroll_list(bad)
