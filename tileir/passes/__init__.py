@@ -9,4 +9,24 @@ from xdsl.passes import ModulePass
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, imported lazily so that `--help` stays fast."""
-    return {}
+
+    def loop_unroll() -> type[ModulePass]:
+        from tileir.passes.loop_unroll import LoopUnrollPass
+
+        return LoopUnrollPass
+
+    def stitch() -> type[ModulePass]:
+        from tileir.passes.stitch import StitchPass
+
+        return StitchPass
+
+    def default() -> type[ModulePass]:
+        from tileir.passes.pipeline import DefaultPipelinePass
+
+        return DefaultPipelinePass
+
+    return {
+        "loop-unroll": loop_unroll,
+        "stitch": stitch,
+        "default": default,
+    }
