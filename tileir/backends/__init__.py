@@ -9,4 +9,10 @@ from xdsl.utils.target import Target
 
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     """Target name (`-t NAME`) -> factory, imported lazily."""
-    return {}
+
+    def pypto() -> type[Target]:
+        from tileir.backends.pypto.emitter import PyptoTarget
+
+        return PyptoTarget
+
+    return {"pypto": pypto}
