@@ -1,0 +1,1 @@
+"""The numpy back end: run a `pto` module on numpy arrays."""

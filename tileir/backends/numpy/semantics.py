@@ -1,0 +1,1191 @@
+"""The numpy semantics of every PyPTO op that tileir models: the spec of the numpy back end.
+
+Each function here is pure (arrays in, new arrays out; only `write_window` writes, and
+only into the array it is given), has no xDSL imports, and is tested alone against
+independent references. The interpreter calls them through one thin shim per op, so a
+question about what an op *means* is answered here and nowhere else.
+
+Element types are numpy / `ml_dtypes` dtypes: `bfloat16`, `float16`, `float32`,
+`float8_e4m3fn`, `float8_e5m2`, `int8`/`int16`/`int32`/`int64` (unsigned too) and
+`bool`. `float8_e8m0fnu` and PyPTO's hif8 / fp4 kinds are not supported: PyPTO's `cast`
+does not list e8m0, and `ml_dtypes` has no hif8.
+
+Numeric conventions, chosen once for every op (the reasons are in the functions):
+
+- Low-precision floats (bf16, f16, fp8) are computed in float32 and rounded once to their
+  own type (round to nearest even), as the NPU's vector unit does. For `+ - * /` and
+  `sqrt` this equals a correctly rounded operation in the low-precision type, because
+  float32 has more than 2p+2 significand bits for p = 8 (bf16) and p = 11 (f16).
+- The float32 result of a transcendental op is the float64 value rounded to float32, so it
+  is the same on every machine (numpy's own float32 `exp`/`log` depend on the SIMD path).
+- Reductions and matmul model an FP32 accumulator as an ideal one: sum in float64, round
+  once to float32. That is deterministic and within an ulp or so of any float32 order.
+- Integer arithmetic wraps (two's complement), as the hardware does.
+- Tensor-scalar ops convert the scalar to the tensor's dtype first, as PyPTO does
+  (`pypto_impl.Element(input.dtype, other)` in its Python wrappers).
+
+Errors a program can make (shapes that do not broadcast, an index out of range, a window
+outside its tensor) raise `SemanticsError` with the op name and the offending values.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "CAST_MODES",
+    "SemanticsError",
+    "abs",
+    "add",
+    "amax",
+    "amin",
+    "broadcast_shape",
+    "cast",
+    "concat",
+    "div",
+    "eq",
+    "erf",
+    "exp",
+    "expand_clone",
+    "full",
+    "gather",
+    "gathermask",
+    "ge",
+    "gt",
+    "index_select",
+    "le",
+    "log",
+    "lt",
+    "matmul",
+    "maximum",
+    "minimum",
+    "mul",
+    "ne",
+    "neg",
+    "pow",
+    "read_window",
+    "reciprocal",
+    "relu",
+    "reshape",
+    "resolve_cast_mode",
+    "round_integral",
+    "round_to_dtype",
+    "rsqrt",
+    "sigmoid",
+    "sqrt",
+    "sub",
+    "sum",
+    "tanh",
+    "topk",
+    "transpose",
+    "unsqueeze",
+    "where",
+    "write_window",
+]
+
+
+class SemanticsError(ValueError):
+    """A program asked an op for something PyPTO does not define (bad shapes, dtypes,
+    indices or windows). The message names the op and the offending values."""
+
+
+Scalar = int | float | bool
+Operand = np.ndarray | int | float | bool
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F8E4M3 = np.dtype(ml_dtypes.float8_e4m3fn)
+F8E5M2 = np.dtype(ml_dtypes.float8_e5m2)
+
+CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+"""PyPTO's `CastMode` members, lower case without the `CAST_` prefix."""
+
+_ROUNDING_MODES = CAST_MODES[1:]
+
+
+@dataclass(frozen=True)
+class _FloatFormat:
+    """What rounding needs to know about a binary float format."""
+
+    precision: int
+    """Significand bits including the hidden bit."""
+    emin: int
+    """Exponent of the smallest normal number."""
+    max: float
+    has_inf: bool
+
+
+def _format(dtype: np.dtype, has_inf: bool = True) -> _FloatFormat:
+    info = ml_dtypes.finfo(dtype)
+    return _FloatFormat(int(info.nmant) + 1, int(info.minexp), float(info.max), has_inf)
+
+
+_FLOAT_FORMATS: dict[np.dtype, _FloatFormat] = {
+    BF16: _format(BF16),
+    np.dtype(np.float16): _format(np.dtype(np.float16)),
+    F32: _format(F32),
+    F64: _format(F64),
+    # e4m3fn is "finite + NaN": the all-ones pattern is NaN and there is no infinity.
+    F8E4M3: _format(F8E4M3, has_inf=False),
+    F8E5M2: _format(F8E5M2),
+}
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype in _FLOAT_FORMATS
+
+
+def _is_int(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu"
+
+
+def _is_bool(dtype: np.dtype) -> bool:
+    return dtype.kind == "b"
+
+
+def _check_dtype(op: str, dtype: np.dtype) -> None:
+    if not (_is_float(dtype) or _is_int(dtype) or _is_bool(dtype)):
+        raise SemanticsError(f"{op}: element type {dtype} is not supported")
+
+
+def _require_float(op: str, x: np.ndarray) -> None:
+    if not _is_float(x.dtype):
+        raise SemanticsError(f"{op}: needs a floating-point tensor, got {x.dtype}")
+
+
+def _widen(x: np.ndarray, dtype: np.dtype = F64) -> np.ndarray:
+    """x converted exactly to a wider float type. Signalling-NaN codes of bf16 / fp8 raise
+    numpy's "invalid value" flag on conversion; they are NaN all the same."""
+    with np.errstate(invalid="ignore"):
+        return x.astype(dtype)
+
+
+def _from_f32(r: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Round a float32 result once (nearest even) to `dtype`; float32 passes through."""
+    r = np.asarray(r, dtype=F32)
+    return r if dtype == F32 else r.astype(dtype)
+
+
+def _from_f64(r: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The float32 result of a float64 computation, then rounded once to `dtype`."""
+    return _from_f32(np.asarray(r, dtype=F64).astype(F32), dtype)
+
+
+# --------------------------------------------------------------------------------------
+# cast
+#
+# Sources relied on (facts only): hicann/pypto docs/zh/api/datatype/CastMode.md,
+# docs/zh/api/datatype/SaturationMode.md and docs/zh/api/operation/pypto-cast.md, and the
+# `pypto.cast` wrapper of the pypto 0.2.0 wheel:
+# - RINT: nearest, ties to even; ROUND: nearest, ties away from zero; FLOOR / CEIL /
+#   TRUNC: towards -inf / +inf / zero; ODD: truncate, then set the last kept bit when any
+#   dropped bit was set (von Neumann rounding). The docs define each on the dropped bits
+#   of the significand, i.e. rounding to the destination's precision, not to integers.
+# - CAST_NONE is "the default of the conversion": TRUNC for float -> int, RINT otherwise.
+#   A mode the conversion does not support falls back to that default without an error;
+#   ODD is supported only for FP32 -> FP16. Widening conversions ignore the mode.
+# - SaturationMode (float -> int): OFF keeps the low bits of the integer ("binary
+#   truncation": fp16 300 -> int8 44, -300 -> -44, the docs' example); ON clamps to the
+#   destination's range (300 -> 127, -300 -> -128).
+# - pypto.cast returns its input unchanged when the dtype is the same, the mode is NONE
+#   and saturation is OFF; FP32 -> FP32 with a mode is "rounding within the type", i.e.
+#   to an integral value.
+# Decisions where the docs are silent (documented on the functions below): NaN -> int is
+# 0; +-inf -> int is the max / min in both saturation modes; float -> narrower float
+# without saturation follows IEEE 754 overflow for the rounding direction, and with
+# saturation clamps to the largest finite value (like PTX `.satfinite`).
+# --------------------------------------------------------------------------------------
+
+
+def _normalize_mode(mode: str) -> str:
+    m = str(mode).lower()
+    if m.startswith("castmode."):
+        m = m[len("castmode.") :]
+    if m.startswith("cast_"):
+        m = m[len("cast_") :]
+    if m not in CAST_MODES:
+        raise SemanticsError(
+            f"cast: unknown rounding mode {mode!r} (one of {', '.join(CAST_MODES)})"
+        )
+    return m
+
+
+def resolve_cast_mode(src: np.dtype, dst: np.dtype, mode: str) -> str:
+    """The rounding mode PyPTO really applies when casting `src` to `dst` with `mode`.
+
+    CAST_NONE means the conversion's default (TRUNC for float -> int, RINT otherwise), and
+    a mode the conversion does not support silently becomes that default; of the modes
+    tileir models only ODD is restricted (FP32 -> FP16 only). Returns one of `rint`,
+    `round`, `floor`, `ceil`, `trunc`, `odd`.
+
+    >>> resolve_cast_mode(np.dtype("float32"), np.dtype("int32"), "none")
+    'trunc'
+    >>> resolve_cast_mode(np.dtype("float32"), BF16, "odd")
+    'rint'
+    """
+    m = _normalize_mode(mode)
+    src, dst = np.dtype(src), np.dtype(dst)
+    default = "trunc" if _is_float(src) and (_is_int(dst) or _is_bool(dst)) else "rint"
+    if m == "none":
+        return default
+    if m == "odd" and not (src == F32 and dst == np.dtype(np.float16)):
+        return default
+    return m
+
+
+def _bit_length(m: np.ndarray) -> np.ndarray:
+    """Bit length of each uint64 (0 for 0), exactly."""
+    _, k = np.frexp(m.astype(F64))
+    k = k.astype(np.int64)
+    # Converting to float64 may round m up to the next power of two; undo that.
+    shift = np.clip(k - 1, 0, 63).astype(np.uint64)
+    too_big = (k > 0) & ((m >> shift) == 0)
+    return k - too_big
+
+
+def _decompose(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Split finite values into sign, integer significand m (uint64), exponent e and the
+    exponent of the leading bit, so that |x| = m * 2**e exactly. Non-finite lanes get
+    m = 0."""
+    if _is_float(x.dtype):
+        x64 = _widen(x)
+        neg = np.signbit(x64)
+        finite = np.isfinite(x64)
+        frac, k = np.frexp(np.where(finite, np.abs(x64), 0.0))
+        m = np.ldexp(frac, 53).astype(np.uint64)
+        e = k.astype(np.int64) - 53
+        top = k.astype(np.int64) - 1
+        return neg, m, e, top
+    xi = x.astype(np.int64) if x.dtype != np.dtype(np.uint64) else x
+    if xi.dtype == np.dtype(np.uint64):
+        neg = np.zeros(x.shape, dtype=bool)
+        m = xi.copy()
+    else:
+        neg = xi < 0
+        # ~x = -x - 1 is non-negative for negative x, so this is exact even for INT64_MIN.
+        m = np.where(neg, (~xi).astype(np.uint64) + np.uint64(1), xi.astype(np.uint64))
+    e = np.zeros(x.shape, dtype=np.int64)
+    return neg, m, e, _bit_length(m) - 1
+
+
+def _round_magnitude(
+    m: np.ndarray, e: np.ndarray, q: np.ndarray, neg: np.ndarray, mode: str
+) -> np.ndarray:
+    """Round m * 2**e to a multiple of 2**q with `mode`; return the multiple t (uint64).
+
+    Exact integer arithmetic on the dropped bits: `r` is what is dropped, `half` the
+    weight of the first dropped bit. Where q <= e nothing is dropped and t = m << (e - q)
+    (callers only use those lanes when t is small).
+    """
+    s = q - e
+    sc = np.clip(s, 1, 62).astype(np.uint64)
+    one = np.uint64(1)
+    t = m >> sc
+    r = m & ((one << sc) - one)
+    half = one << (sc - one)
+    odd = (t & one) == one
+    inexact = r != 0
+    if mode == "rint":
+        up = (r > half) | ((r == half) & odd)
+    elif mode == "round":
+        up = r >= half
+    elif mode == "floor":
+        up = neg & inexact
+    elif mode == "ceil":
+        up = ~neg & inexact
+    elif mode == "trunc":
+        up = np.zeros(m.shape, dtype=bool)
+    elif mode == "odd":
+        up = inexact & ~odd
+    else:
+        raise SemanticsError(f"cast: {mode!r} is not a rounding direction")
+    rounded = t + up.astype(np.uint64)
+    exact = m << np.clip(-s, 0, 63).astype(np.uint64)
+    return np.where(s <= 0, exact, rounded)
+
+
+def _overflow_to_inf(mode: str, neg: np.ndarray) -> np.ndarray:
+    """IEEE 754 overflow: which lanes round to infinity (the rest to the largest finite)."""
+    if mode in ("rint", "round"):
+        return np.ones(neg.shape, dtype=bool)
+    if mode == "floor":
+        return neg.copy()
+    if mode == "ceil":
+        return ~neg
+    return np.zeros(neg.shape, dtype=bool)  # trunc, odd
+
+
+def _to_float(
+    x: np.ndarray, dst: np.dtype, mode: str, satmode: bool, integral: bool = False
+) -> np.ndarray:
+    fmt = _FLOAT_FORMATS[dst]
+    neg, m, e, top = _decompose(x)
+    q = np.maximum(top, fmt.emin) - (fmt.precision - 1)
+    if integral:
+        q = np.maximum(q, 0)
+    t = _round_magnitude(m, e, q, neg, mode)
+    mag = np.ldexp(t.astype(F64), np.clip(q, -1100, 1100).astype(np.int32))
+    overflow = mag > fmt.max
+    inf_value = np.inf if fmt.has_inf else np.nan
+    if satmode:
+        mag = np.where(overflow, fmt.max, mag)
+    else:
+        to_inf = _overflow_to_inf(mode, neg)
+        mag = np.where(overflow, np.where(to_inf, inf_value, fmt.max), mag)
+    if _is_float(x.dtype):
+        x64 = _widen(x)
+        mag = np.where(np.isinf(x64), fmt.max if satmode else inf_value, mag)
+        mag = np.where(np.isnan(x64), np.nan, mag)
+    return np.copysign(mag, np.where(neg, -1.0, 1.0)).astype(dst)
+
+
+def _to_int(x: np.ndarray, dst: np.dtype, mode: str, satmode: bool) -> np.ndarray:
+    info = np.iinfo(dst)
+    if not _is_float(x.dtype):
+        xi = x.astype(np.int64) if _is_bool(x.dtype) else x
+        if satmode:
+            src = np.iinfo(xi.dtype)
+            xi = np.clip(xi, builtins.max(info.min, src.min), builtins.min(info.max, src.max))
+        return xi.astype(dst)
+    x64 = _widen(x)
+    neg, m, e, _ = _decompose(x)
+    fraction = (e < 0) & np.isfinite(x64)  # |x| < 2**53: rounding may drop bits
+    t = _round_magnitude(m, e, np.zeros_like(e), neg, mode)
+    if satmode:
+        rounded = np.where(fraction, np.where(neg, -1.0, 1.0) * t.astype(F64), x64)
+        # The bounds as exact floats: max + 1 and min are powers of two (or zero).
+        high = rounded >= float(info.max + 1)
+        low = rounded < float(info.min)
+        inside = np.where(high | low | np.isnan(rounded), 0.0, rounded)
+        out = inside.astype(np.int64 if info.min < 0 else np.uint64).astype(dst)
+        out = np.where(high, np.array(info.max, dst), np.where(low, np.array(info.min, dst), out))
+    else:
+        # The integer modulo 2**64: m << e keeps the low bits; e >= 64 leaves none.
+        shifted = m << np.clip(e, 0, 63).astype(np.uint64)
+        low_bits = np.where(e >= 64, np.uint64(0), shifted)
+        u = np.where(fraction, t, low_bits)
+        u = np.where(neg, ~u + np.uint64(1), u)
+        out = u.view(np.int64).astype(dst)
+        out = np.where(np.isposinf(x64), np.array(info.max, dst), out)
+        out = np.where(np.isneginf(x64), np.array(info.min, dst), out)
+    return np.where(np.isnan(x64), np.zeros((), dst), out).astype(dst)
+
+
+def round_to_dtype(x: np.ndarray, dtype: np.dtype, mode: str, satmode: bool = False) -> np.ndarray:
+    """Convert `x` to `dtype` rounding in the one direction `mode` (no PyPTO defaults).
+
+    `mode` is one of `rint`, `round`, `floor`, `ceil`, `trunc`, `odd` and is applied as
+    given, even where PyPTO would fall back to a default; `cast` is the PyPTO op. The
+    result is exact where `x` is representable; otherwise:
+
+    - float -> float: rounds to the destination's precision (subnormals included). On
+      overflow without saturation: IEEE 754 for the direction (rint/round -> inf; trunc
+      and odd -> max finite; floor -> max / -inf; ceil -> inf / -max); e4m3fn has no
+      infinity and gives NaN instead. With saturation, overflow and +-inf give +-max
+      finite. NaN stays NaN. Zero signs are kept (a negative value rounding to zero is -0).
+    - float -> int: rounds to an integer; then `satmode` False keeps the low bits
+      (two's complement wrap), True clamps. NaN -> 0, +-inf -> max / min in both modes.
+    - int -> float: as float -> float on the exact integer value.
+    - int -> int: wrap, or clamp with `satmode`. bool -> 0 / 1; anything -> bool is `!= 0`.
+
+    >>> round_to_dtype(np.array([1.0 + 2.0**-8], np.float32), BF16, "ceil").astype(np.float32)
+    array([1.0078125], dtype=float32)
+    """
+    dst = np.dtype(dtype)
+    x = np.asarray(x)
+    _check_dtype("cast", x.dtype)
+    _check_dtype("cast", dst)
+    if mode not in _ROUNDING_MODES:
+        raise SemanticsError(f"cast: {mode!r} is not a rounding direction {_ROUNDING_MODES}")
+    if _is_bool(dst):
+        return _widen(x) != 0 if _is_float(x.dtype) else x != 0
+    if _is_float(dst):
+        if x.dtype == dst:
+            return x.copy()
+        return _to_float(x, dst, mode, satmode)
+    return _to_int(x, dst, mode, satmode)
+
+
+def round_integral(x: np.ndarray, mode: str, satmode: bool = False) -> np.ndarray:
+    """Round a float tensor to integral values in its own dtype (PyPTO's same-type cast,
+    `cast(x_f32, DT_FP32, CAST_FLOOR)`); `mode` as in `round_to_dtype`.
+
+    >>> round_integral(np.array([-2.5, 2.5], np.float32), "round")
+    array([-3.,  3.], dtype=float32)
+    """
+    x = np.asarray(x)
+    _require_float("cast", x)
+    if mode not in _ROUNDING_MODES:
+        raise SemanticsError(f"cast: {mode!r} is not a rounding direction {_ROUNDING_MODES}")
+    return _to_float(x, x.dtype, mode, satmode, integral=True)
+
+
+def cast(x: np.ndarray, dtype: np.dtype, mode: str = "none", satmode: bool = False) -> np.ndarray:
+    """`pypto.cast(x, dtype, mode, satmode)`.
+
+    The mode is first resolved with PyPTO's rules (`resolve_cast_mode`: NONE is TRUNC for
+    float -> int and RINT otherwise; ODD only exists for FP32 -> FP16), then applied by
+    `round_to_dtype`, whose docstring gives the overflow, NaN and saturation rules. A
+    same-type cast is the identity when `mode` is none (PyPTO returns the input; we return
+    a copy); with a mode, a float tensor is rounded to integral values (`round_integral`).
+
+    >>> cast(np.array([300.0, -300.0, 50.0], np.float16), np.dtype(np.int8))
+    array([ 44, -44,  50], dtype=int8)
+    >>> cast(np.array([300.0, -300.0, 50.0], np.float16), np.dtype(np.int8), satmode=True)
+    array([ 127, -128,   50], dtype=int8)
+    """
+    x = np.asarray(x)
+    dst = np.dtype(dtype)
+    _check_dtype("cast", x.dtype)
+    _check_dtype("cast", dst)
+    m = _normalize_mode(mode)
+    if x.dtype == dst:
+        if m == "none" or not _is_float(dst):
+            return x.copy()
+        return round_integral(x, resolve_cast_mode(x.dtype, dst, m), satmode)
+    return round_to_dtype(x, dst, resolve_cast_mode(x.dtype, dst, m), satmode)
+
+
+# --------------------------------------------------------------------------------------
+# scalars, shapes and operand checks
+# --------------------------------------------------------------------------------------
+
+
+def _is_tensor(v: object) -> bool:
+    return isinstance(v, np.ndarray)
+
+
+def _scalar_to_dtype(op: str, value: Scalar, dtype: np.dtype) -> np.ndarray:
+    """A Python scalar as a 0-d array of `dtype`, as PyPTO's `Element(dtype, value)`:
+    floats round to nearest even; an integer tensor takes only in-range integers (the
+    PyPTO docs: a float scalar with an integer tensor is an error)."""
+    if isinstance(value, np.ndarray) or not isinstance(value, (int, float, np.number, np.bool_)):
+        raise SemanticsError(f"{op}: expected a scalar, got {type(value).__name__}")
+    if _is_bool(dtype):
+        if not isinstance(value, (bool, np.bool_)):
+            raise SemanticsError(f"{op}: a bool tensor takes only a bool scalar, got {value!r}")
+        return np.asarray(bool(value))
+    if _is_int(dtype):
+        if isinstance(value, (float, np.floating)):
+            raise SemanticsError(
+                f"{op}: a float scalar {value!r} cannot combine with an integer tensor ({dtype})"
+            )
+        iv = int(value)
+        info = np.iinfo(dtype)
+        if not info.min <= iv <= info.max:
+            raise SemanticsError(f"{op}: scalar {iv} does not fit {dtype} [{info.min}, {info.max}]")
+        return np.asarray(iv, dtype=dtype)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        iv = int(value)
+        if -(2**63) <= iv < 2**63:
+            return round_to_dtype(np.asarray(iv, dtype=np.int64), dtype, "rint")
+    return round_to_dtype(np.asarray(float(value), dtype=F64), dtype, "rint")
+
+
+def broadcast_shape(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
+    """numpy broadcasting (right-aligned; equal or 1), which PyPTO 0.2.0 accepts for its
+    elementwise ops ([2,8] with [8], [1,8], [2,1]; [2,1] with [1,8] -> [2,8]; checked by
+    tracing kernels with the real package). Raises `SemanticsError` naming the shapes."""
+    try:
+        return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    except ValueError:
+        listed = " and ".join(str(list(s)) for s in shapes)
+        raise SemanticsError(f"{op}: shapes {listed} do not broadcast") from None
+
+
+def _operands(op: str, x: Operand, y: Operand) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    """Both operands as arrays of the tensor operand's dtype, shapes checked."""
+    if _is_tensor(x) and _is_tensor(y):
+        assert isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+        if x.dtype != y.dtype:
+            raise SemanticsError(f"{op}: operand dtypes differ ({x.dtype} and {y.dtype})")
+        dtype = x.dtype
+        xa, ya = x, y
+    elif _is_tensor(x):
+        assert isinstance(x, np.ndarray)
+        dtype = x.dtype
+        xa, ya = x, _scalar_to_dtype(op, y, dtype)  # type: ignore[arg-type]
+    elif _is_tensor(y):
+        assert isinstance(y, np.ndarray)
+        dtype = y.dtype
+        xa, ya = _scalar_to_dtype(op, x, dtype), y  # type: ignore[arg-type]
+    else:
+        raise SemanticsError(f"{op}: at least one operand must be a tensor")
+    _check_dtype(op, dtype)
+    broadcast_shape(op, xa.shape, ya.shape)
+    return xa, ya, dtype
+
+
+def _norm_dim(op: str, dim: int, ndim: int, *, extra: int = 0) -> int:
+    """A dimension index in [-(ndim+extra), ndim+extra) as a non-negative index."""
+    n = ndim + extra
+    if not -n <= dim < n:
+        raise SemanticsError(f"{op}: dim {dim} is out of range for rank {ndim}")
+    return dim % n
+
+
+# --------------------------------------------------------------------------------------
+# elementwise unary
+# --------------------------------------------------------------------------------------
+
+
+def _flip_sign_bits(x: np.ndarray, mode: str) -> np.ndarray:
+    """neg / abs of a float tensor on its sign bit: exact, NaN payloads kept."""
+    bits = x.dtype.itemsize * 8
+    u = x.view(np.dtype(f"uint{bits}"))
+    sign = np.array(1 << (bits - 1), dtype=u.dtype)
+    out = u ^ sign if mode == "neg" else u & ~sign
+    return out.view(x.dtype)
+
+
+def neg(x: np.ndarray) -> np.ndarray:
+    """`pypto.neg`: -x. Exact for floats (sign flip); integers wrap (-INT_MIN = INT_MIN)."""
+    _check_dtype("neg", x.dtype)
+    if _is_float(x.dtype):
+        return _flip_sign_bits(x, "neg")
+    if not _is_int(x.dtype):
+        raise SemanticsError(f"neg: not defined on {x.dtype}")
+    with np.errstate(over="ignore"):
+        return np.negative(x)
+
+
+def abs(x: np.ndarray) -> np.ndarray:
+    """`pypto.abs`: |x|. Exact for floats (sign cleared); integers wrap (|INT_MIN| = INT_MIN)."""
+    _check_dtype("abs", x.dtype)
+    if _is_float(x.dtype):
+        return _flip_sign_bits(x, "abs")
+    if not _is_int(x.dtype):
+        raise SemanticsError(f"abs: not defined on {x.dtype}")
+    with np.errstate(over="ignore"):
+        return np.abs(x)
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    """`pypto.relu`: max(x, 0); NaN stays NaN and -0.0 stays -0.0 (only x < 0 becomes 0)."""
+    _check_dtype("relu", x.dtype)
+    if _is_int(x.dtype):
+        return np.maximum(x, np.zeros((), x.dtype))
+    _require_float("relu", x)
+    x32 = _widen(x, F32)
+    return _from_f32(np.where(x32 < 0, np.float32(0), x32), x.dtype)
+
+
+def _unary_transcendental(op: str, x: np.ndarray, fn64) -> np.ndarray:  # type: ignore[no-untyped-def]
+    _require_float(op, x)
+    with np.errstate(all="ignore"):
+        return _from_f64(fn64(_widen(x)), x.dtype)
+
+
+def exp(x: np.ndarray) -> np.ndarray:
+    """`pypto.exp`: e**x; float32 result correctly rounded from float64, then RNE to x's dtype."""
+    return _unary_transcendental("exp", x, np.exp)
+
+
+def log(x: np.ndarray) -> np.ndarray:
+    """`pypto.log`: natural log; log(0) = -inf, log(x<0) = NaN (IEEE). Precision as `exp`."""
+    return _unary_transcendental("log", x, np.log)
+
+
+def sqrt(x: np.ndarray) -> np.ndarray:
+    """`pypto.sqrt`: correctly rounded (the float64 root rounds exactly to float32);
+    sqrt(x<0) = NaN."""
+    return _unary_transcendental("sqrt", x, np.sqrt)
+
+
+def rsqrt(x: np.ndarray) -> np.ndarray:
+    """`pypto.rsqrt`: 1/sqrt(x), as one rounding of the float64 value; rsqrt(0) = inf."""
+    return _unary_transcendental("rsqrt", x, lambda v: 1.0 / np.sqrt(v))
+
+
+def reciprocal(x: np.ndarray) -> np.ndarray:
+    """`pypto.reciprocal`: 1/x, correctly rounded; 1/0 = inf."""
+    return _unary_transcendental("reciprocal", x, lambda v: 1.0 / v)
+
+
+def tanh(x: np.ndarray) -> np.ndarray:
+    """tanh (PyPTO 0.2.0 has no `pypto.tanh`; kernels write 2*sigmoid(2x)-1). Precision as `exp`."""
+    return _unary_transcendental("tanh", x, np.tanh)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """`pypto.sigmoid`: 1 / (1 + exp(-x)) evaluated in float64 (no overflow trouble:
+    exp(-x) = inf gives 0), rounded once to float32, then RNE to x's dtype."""
+    return _unary_transcendental("sigmoid", x, lambda v: 1.0 / (1.0 + np.exp(-v)))
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erf64(x: np.ndarray) -> np.ndarray:
+    """erf in float64 without scipy, relative error ~1e-15 (tested against `math.erf`).
+
+    |x| < 2.5: erf(a) = 2/sqrt(pi) * exp(-a^2) * sum_n (2a^2)^n a / (2n+1)!!, a series of
+    positive terms (no cancellation), 64 terms are enough. |x| >= 2.5: 1 - erfc(a) with
+    erfc from its continued fraction, evaluated bottom-up to a fixed depth; there erfc is
+    below 4.1e-4 so its small relative error barely reaches erf.
+    """
+    a = np.abs(x)
+    near = a < 2.5
+    an = np.where(near, a, 0.0)
+    term = an.copy()
+    total = an.copy()
+    two_a2 = 2.0 * an * an
+    for n in range(1, 64):
+        term = term * two_a2 / (2 * n + 1)
+        total = total + term
+    series = _TWO_OVER_SQRT_PI * np.exp(-an * an) * total
+    af = np.where(near | ~np.isfinite(a), 3.0, a)
+    frac = af.copy()
+    for k in range(80, 0, -1):
+        frac = af + (k / 2.0) / frac
+    tail = 1.0 - np.exp(-af * af) / (math.sqrt(math.pi) * frac)
+    out = np.where(near, series, tail)
+    out = np.where(np.isinf(a), 1.0, out)
+    out = np.where(np.isnan(a), np.nan, out)
+    return np.copysign(out, x)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """`pypto.erf`: the error function; float32 result rounded from a float64 evaluation
+    (`_erf64`), then RNE to x's dtype."""
+    return _unary_transcendental("erf", x, _erf64)
+
+
+# --------------------------------------------------------------------------------------
+# elementwise binary
+# --------------------------------------------------------------------------------------
+
+
+def _arith(op: str, x: Operand, y: Operand, f32_fn, int_fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+    xa, ya, dtype = _operands(op, x, y)
+    if _is_float(dtype):
+        with np.errstate(all="ignore"):
+            return _from_f32(f32_fn(_widen(xa, F32), _widen(ya, F32)), dtype)
+    if _is_int(dtype):
+        with np.errstate(over="ignore"):
+            return np.asarray(int_fn(xa, ya)).astype(dtype)
+    raise SemanticsError(f"{op}: not defined on {dtype}")
+
+
+def add(x: Operand, y: Operand, alpha: int | float = 1) -> np.ndarray:
+    """`pypto.add(x, y, alpha=)`: x + alpha*y, with numpy broadcasting; a scalar may be on
+    either side. Floats compute in float32 and round once to the dtype; ints wrap.
+
+    alpha != 1 follows PyPTO's wrapper exactly: with a tensor y it is
+    add(x, mul(y, alpha)) (two roundings); with a scalar y the product y*alpha is taken in
+    Python first and then converted to the tensor's dtype.
+    """
+    if alpha == 1:
+        return _arith("add", x, y, np.add, np.add)
+    if _is_tensor(y):
+        return add(x, mul(y, alpha))
+    return add(x, y * alpha)  # type: ignore[operator]
+
+
+def sub(x: Operand, y: Operand, alpha: int | float = 1) -> np.ndarray:
+    """`pypto.sub(x, y, alpha=)`: x - alpha*y; the same rules as `add`."""
+    if alpha == 1:
+        return _arith("sub", x, y, np.subtract, np.subtract)
+    if _is_tensor(y):
+        return sub(x, mul(y, alpha))
+    return sub(x, y * alpha)  # type: ignore[operator]
+
+
+def mul(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.mul`: x * y (rules as `add`)."""
+    return _arith("mul", x, y, np.multiply, np.multiply)
+
+
+def _int_div_trunc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise SemanticsError("div: integer division by zero")
+    a64, b64 = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
+    with np.errstate(over="ignore"):
+        q = a64 // b64
+        # floor -> trunc: step back towards zero where the signs differ and it is inexact
+        q = q + ((q * b64 != a64) & ((a64 < 0) != (b64 < 0)))
+    return q
+
+
+def div(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.div`: x / y. Floats: IEEE division in float32 (x/0 = +-inf, 0/0 = NaN), then
+    RNE to the dtype. Integers: the quotient truncated towards zero, in the operand dtype.
+
+    Integer division: pypto 0.2.0 types int32 / int32 as int32; the current docs say
+    integer inputs are divided in FP32 (and, newer, give FP32), whose default conversion
+    back to int is TRUNC. tileir keeps the operand dtype and computes the truncated
+    quotient exactly (equal to the FP32 route while |x| < 2**24); division by zero raises.
+    """
+    return _arith("div", x, y, np.divide, _int_div_trunc)
+
+
+def maximum(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.maximum`: elementwise max; a NaN operand gives NaN (as `numpy.maximum`)."""
+    return _arith("maximum", x, y, np.maximum, np.maximum)
+
+
+def minimum(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.minimum`: elementwise min; a NaN operand gives NaN."""
+    return _arith("minimum", x, y, np.minimum, np.minimum)
+
+
+def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b < 0):
+        raise SemanticsError("pow: an integer tensor needs non-negative exponents")
+    return np.power(a.astype(np.int64), b.astype(np.int64))
+
+
+def pow(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.pow`: x ** y. Floats: evaluated in float64 and rounded once to float32 (then
+    RNE to the dtype); a negative base with a non-integral exponent is NaN. Integers:
+    exponents must be >= 0, and the result wraps."""
+    xa, ya, dtype = _operands("pow", x, y)
+    if _is_float(dtype):
+        with np.errstate(all="ignore"):
+            return _from_f64(np.power(_widen(xa), _widen(ya)), dtype)
+    return _arith("pow", xa, ya, np.power, _int_pow)
+
+
+def _compare(op: str, x: Operand, y: Operand, fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+    xa, ya, dtype = _operands(op, x, y)
+    if _is_float(dtype):
+        xa, ya = _widen(xa), _widen(ya)
+    return np.asarray(fn(xa, ya), dtype=bool)
+
+
+def eq(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.eq` -> bool tensor. IEEE comparisons: NaN is unequal to everything, -0 == 0."""
+    return _compare("eq", x, y, np.equal)
+
+
+def ne(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.ne` -> bool tensor (NaN != NaN is True)."""
+    return _compare("ne", x, y, np.not_equal)
+
+
+def lt(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.lt` -> bool tensor (False where a NaN is involved)."""
+    return _compare("lt", x, y, np.less)
+
+
+def le(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.le` -> bool tensor."""
+    return _compare("le", x, y, np.less_equal)
+
+
+def gt(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.gt` -> bool tensor."""
+    return _compare("gt", x, y, np.greater)
+
+
+def ge(x: Operand, y: Operand) -> np.ndarray:
+    """`pypto.ge` -> bool tensor."""
+    return _compare("ge", x, y, np.greater_equal)
+
+
+def full(shape: Sequence[int], value: Scalar, dtype: np.dtype) -> np.ndarray:
+    """`pypto.full(shape, value, dtype)`: a tensor filled with `value` converted to `dtype`
+    like any scalar operand (RNE for floats; an integer dtype needs an in-range int)."""
+    dims = tuple(int(d) for d in shape)
+    if builtins.any(d <= 0 for d in dims):
+        raise SemanticsError(f"full: every dim must be > 0, got {list(dims)}")
+    dt = np.dtype(dtype)
+    _check_dtype("full", dt)
+    return np.full(dims, _scalar_to_dtype("full", value, dt), dtype=dt)
+
+
+def where(cond: np.ndarray, x: Operand, y: Operand, *, dtype: np.dtype | None = None) -> np.ndarray:
+    """`pypto.where(cond, x, y)`: x where cond else y, all three broadcast together.
+
+    x and y may be tensors or scalars. Two tensors must share a dtype; a scalar takes the
+    tensor's dtype; with two scalars the result is float32 unless `dtype` says otherwise
+    (pypto 0.2.0 types `where(c, 1.0, 0.0)` as FP32).
+    """
+    if not _is_tensor(cond) or not _is_bool(cond.dtype):
+        got = cond.dtype if _is_tensor(cond) else type(cond).__name__
+        raise SemanticsError(f"where: the condition must be a bool tensor, got {got}")
+    if _is_tensor(x) or _is_tensor(y):
+        xa, ya, _ = _operands("where", x, y)
+    else:
+        dt = np.dtype(dtype) if dtype is not None else F32
+        xa, ya = _scalar_to_dtype("where", x, dt), _scalar_to_dtype("where", y, dt)
+    shape = broadcast_shape("where", cond.shape, xa.shape, ya.shape)
+    return np.asarray(np.where(cond, xa, ya)).reshape(shape)
+
+
+# --------------------------------------------------------------------------------------
+# reductions
+# --------------------------------------------------------------------------------------
+
+
+def sum(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
+    """`pypto.sum(x, dim, keepdim)`.
+
+    Floats: an ideal FP32 accumulator (sum in float64, round once to float32), then RNE to
+    x's dtype. PyPTO 0.2.0 takes only FP32 here (kernels cast bf16 to FP32 first; newer
+    docs add BF16); the low-precision rule is tileir's. Integers: summed in their own type,
+    wrapping.
+    """
+    d = _norm_dim("sum", dim, x.ndim)
+    if _is_float(x.dtype):
+        return _from_f64(np.sum(_widen(x), axis=d, keepdims=keepdim), x.dtype)
+    if _is_int(x.dtype):
+        with np.errstate(over="ignore"):
+            return np.asarray(np.sum(x, axis=d, keepdims=keepdim, dtype=x.dtype))
+    raise SemanticsError(f"sum: not defined on {x.dtype}")
+
+
+def _extreme(op: str, x: np.ndarray, dim: int, keepdim: bool, fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+    d = _norm_dim(op, dim, x.ndim)
+    if _is_float(x.dtype):
+        return np.asarray(fn(_widen(x), axis=d, keepdims=keepdim)).astype(x.dtype)
+    if _is_int(x.dtype):
+        return np.asarray(fn(x, axis=d, keepdims=keepdim))
+    raise SemanticsError(f"{op}: not defined on {x.dtype}")
+
+
+def amax(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
+    """`pypto.amax(x, dim, keepdim)`: exact; a NaN in the slice gives NaN."""
+    return _extreme("amax", x, dim, keepdim, np.max)
+
+
+def amin(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
+    """`pypto.amin(x, dim, keepdim)`: exact; a NaN in the slice gives NaN."""
+    return _extreme("amin", x, dim, keepdim, np.min)
+
+
+# --------------------------------------------------------------------------------------
+# matmul
+# --------------------------------------------------------------------------------------
+
+_F16 = np.dtype(np.float16)
+_I8 = np.dtype(np.int8)
+_I32 = np.dtype(np.int32)
+# From the matmul docs' table of basic data types: inputs -> allowed out / bias dtypes.
+_MATMUL_OUT: dict[np.dtype, tuple[np.dtype, ...]] = {
+    _F16: (_F16, F32),
+    BF16: (BF16, F32),
+    F32: (F32,),
+    _I8: (_I32,),
+    F8E4M3: (_F16, BF16, F32),
+    F8E5M2: (_F16, BF16, F32),
+}
+
+
+def matmul(
+    a: np.ndarray,
+    b: np.ndarray,
+    out_dtype: np.dtype,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    bias: np.ndarray | None = None,
+) -> np.ndarray:
+    """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor": bias})`.
+
+    Rules from the PyPTO matmul docs: a and b have the same rank (2, 3 or 4) and dtype
+    (fp8 may mix e4m3 / e5m2); batch dims broadcast (1 against n); `a_trans` / `b_trans`
+    swap the last two dims. Dtypes: f16 -> f16/f32, bf16 -> bf16/f32, f32 -> f32,
+    int8 -> int32, fp8 -> f16/bf16/f32; the bias has one of the same dtypes, last dim N,
+    the dim before it 1 (or a 1-D [N]).
+
+    Floats: products are exact in float32 for 16- and 8-bit inputs; the FP32 accumulator is
+    modelled as an ideal one (float64 sum, rounded once to float32); the bias is added in
+    float32; then one RNE rounding to `out_dtype`. int8: exact int32 accumulation (wrapping),
+    bias added in int32.
+    """
+    out_dt = np.dtype(out_dtype)
+    if a.ndim != b.ndim or a.ndim not in (2, 3, 4):
+        raise SemanticsError(
+            f"matmul: operands must have the same rank, 2 to 4; got {list(a.shape)} and {list(b.shape)}"
+        )
+    fp8 = {F8E4M3, F8E5M2}
+    if a.dtype != b.dtype and not (a.dtype in fp8 and b.dtype in fp8):
+        raise SemanticsError(f"matmul: operand dtypes differ ({a.dtype} and {b.dtype})")
+    allowed = _MATMUL_OUT.get(a.dtype)
+    if allowed is None or out_dt not in allowed:
+        raise SemanticsError(
+            f"matmul: {a.dtype} inputs cannot produce {out_dt} "
+            f"(allowed: {', '.join(str(d) for d in allowed or ())})"
+        )
+    am = np.swapaxes(a, -1, -2) if a_trans else a
+    bm = np.swapaxes(b, -1, -2) if b_trans else b
+    if am.shape[-1] != bm.shape[-2]:
+        raise SemanticsError(
+            f"matmul: K differs: a is {list(am.shape)} and b is {list(bm.shape)} after transposes"
+        )
+    batch = broadcast_shape("matmul", am.shape[:-2], bm.shape[:-2])
+    out_shape = (*batch, am.shape[-2], bm.shape[-1])
+    if bias is not None:
+        n = bm.shape[-1]
+        if bias.dtype not in allowed:
+            raise SemanticsError(
+                f"matmul: bias dtype {bias.dtype} is not allowed with {a.dtype} inputs"
+            )
+        if (
+            bias.shape[-1] != n
+            or (bias.ndim >= 2 and bias.shape[-2] != 1)
+            or bias.ndim > len(out_shape)
+        ):
+            raise SemanticsError(
+                f"matmul: bias {list(bias.shape)} must be [N] or [..., 1, N] with N = {n}"
+            )
+        if broadcast_shape("matmul", out_shape, bias.shape) != out_shape:
+            raise SemanticsError(
+                f"matmul: bias {list(bias.shape)} does not broadcast to the result {list(out_shape)}"
+            )
+    if a.dtype == _I8:
+        acc = np.matmul(am.astype(np.int64), bm.astype(np.int64)).astype(_I32)
+        if bias is not None:
+            with np.errstate(over="ignore"):
+                acc = (acc + bias.astype(_I32)).astype(_I32)
+        return acc
+    acc32 = np.matmul(_widen(am), _widen(bm)).astype(F32)
+    if bias is not None:
+        acc32 = acc32 + _widen(bias, F32)
+    return _from_f32(acc32, out_dt)
+
+
+# --------------------------------------------------------------------------------------
+# layout
+# --------------------------------------------------------------------------------------
+
+
+def reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """`pypto.reshape(x, shape)`: the same elements in C order; sizes must match and every
+    dim is > 0 (no -1). Returns a new array."""
+    dims = tuple(int(d) for d in shape)
+    if builtins.any(d <= 0 for d in dims) or math.prod(dims) != x.size:
+        raise SemanticsError(f"reshape: cannot reshape {list(x.shape)} to {list(dims)}")
+    return x.reshape(dims).copy()
+
+
+def transpose(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
+    """`pypto.transpose(x, dim0, dim1)`: swap two dims (negative dims allowed)."""
+    d0 = _norm_dim("transpose", dim0, x.ndim)
+    d1 = _norm_dim("transpose", dim1, x.ndim)
+    return np.ascontiguousarray(np.swapaxes(x, d0, d1))
+
+
+def concat(xs: Sequence[np.ndarray], dim: int = 0) -> np.ndarray:
+    """`pypto.concat(tensors, dim)`: same dtype and rank, equal sizes except along `dim`."""
+    if len(xs) == 0:
+        raise SemanticsError("concat: needs at least one tensor")
+    first = xs[0]
+    d = _norm_dim("concat", dim, first.ndim)
+    for t in xs[1:]:
+        if t.dtype != first.dtype:
+            raise SemanticsError(f"concat: dtypes differ ({first.dtype} and {t.dtype})")
+        same_rank = t.ndim == first.ndim
+        if not same_rank or builtins.any(
+            t.shape[i] != first.shape[i] for i in range(first.ndim) if i != d
+        ):
+            raise SemanticsError(
+                f"concat: shapes {list(first.shape)} and {list(t.shape)} differ outside dim {dim}"
+            )
+    return np.concatenate(list(xs), axis=d)
+
+
+def unsqueeze(x: np.ndarray, dim: int) -> np.ndarray:
+    """`pypto.unsqueeze(x, dim)`: insert a size-1 dim; dim in [-(rank+1), rank]."""
+    d = _norm_dim("unsqueeze", dim, x.ndim, extra=1)
+    return np.expand_dims(x, d).copy()
+
+
+def expand_clone(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """`pypto.expand_clone(x, shape)`: a broadcast copy of the same rank; only size-1 dims
+    expand, every other dim must already equal the target."""
+    dims = tuple(int(d) for d in shape)
+    if (
+        len(dims) != x.ndim
+        or builtins.any(s != t and s != 1 for s, t in zip(x.shape, dims))
+        or builtins.any(t <= 0 for t in dims)
+    ):
+        raise SemanticsError(f"expand_clone: cannot expand {list(x.shape)} to {list(dims)}")
+    return np.broadcast_to(x, dims).copy()
+
+
+# --------------------------------------------------------------------------------------
+# indexing
+# --------------------------------------------------------------------------------------
+
+# pattern_mode -> (first element, step) along the last dim, from the pypto 0.2.0
+# `gathermask` docstring: 1/2 = 1st/2nd of every 2, 3..6 = 1st..4th of every 4, 7 = all.
+_GATHERMASK: dict[int, tuple[int, int]] = {
+    1: (0, 2),
+    2: (1, 2),
+    3: (0, 4),
+    4: (1, 4),
+    5: (2, 4),
+    6: (3, 4),
+    7: (0, 1),
+}
+
+
+def gathermask(x: np.ndarray, pattern_mode: int) -> np.ndarray:
+    """`pypto.gathermask(x, pattern_mode)`: keep one element of every 2 (modes 1, 2), of
+    every 4 (modes 3-6) or all (7) along the last dim. The last dim must divide by the
+    period; the output's last dim is last/2, last/4 or last."""
+    if pattern_mode not in _GATHERMASK:
+        raise SemanticsError(f"gathermask: pattern_mode must be 1..7, got {pattern_mode}")
+    start, step = _GATHERMASK[pattern_mode]
+    if x.ndim == 0 or x.shape[-1] % step != 0:
+        raise SemanticsError(
+            f"gathermask: last dim of {list(x.shape)} must be a multiple of {step} for mode {pattern_mode}"
+        )
+    return x[..., start::step].copy()
+
+
+def _check_index(op: str, index: np.ndarray, size: int, dim: int) -> np.ndarray:
+    if not _is_int(index.dtype):
+        raise SemanticsError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    bad = (index < 0) | (index >= size)
+    if np.any(bad):
+        pos = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise SemanticsError(
+            f"{op}: index value {int(index[pos])} at position {list(pos)} is outside "
+            f"[0, {size}) along dim {dim}"
+        )
+    return index.astype(np.int64)
+
+
+def gather(input: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """`pypto.gather(input, dim, index)`: torch.gather semantics (PyPTO docs and the 0.2.0
+    wrapper, which calls `GatherElements`): out has index's shape and
+    out[i][j][k] = input[index[i][j][k]][j][k] for dim 0 (and so on). index has input's
+    rank and index.shape[d] <= input.shape[d] for d != dim; every index value must be in
+    [0, input.shape[dim])."""
+    d = _norm_dim("gather", dim, input.ndim)
+    if index.ndim != input.ndim or builtins.any(
+        index.shape[i] > input.shape[i] for i in range(input.ndim) if i != d
+    ):
+        raise SemanticsError(
+            f"gather: index {list(index.shape)} must have the rank of input {list(input.shape)} "
+            f"and be no larger outside dim {dim}"
+        )
+    idx = _check_index("gather", index, input.shape[d], dim)
+    window = tuple(slice(None) if i == d else slice(0, index.shape[i]) for i in range(input.ndim))
+    return np.take_along_axis(input[window], idx, axis=d)
+
+
+def index_select(input: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """`pypto.index_select(input, dim, index)`: the slices of `input` at `index` along
+    `dim`; out.shape = input.shape[:dim] + index.shape + input.shape[dim+1:] (the 0.2.0
+    docstring; PyPTO allows 1-2-D indices). Index values must be in [0, input.shape[dim])."""
+    d = _norm_dim("index_select", dim, input.ndim)
+    if index.ndim == 0:
+        raise SemanticsError("index_select: index must have at least one dim")
+    idx = _check_index("index_select", index, input.shape[d], dim)
+    return np.take(input, idx, axis=d)
+
+
+def topk(
+    x: np.ndarray, k: int, dim: int = -1, largest: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """`pypto.topk(x, k, dim, largest)` -> (values, int32 indices), sorted.
+
+    The k largest (or smallest) along `dim`, best first; indices are int32 (pypto 0.2.0
+    types them DT_INT32). Ties: the lower index comes first (PyPTO does not say; this is a
+    stable sort). NaN counts as larger than every number (as in torch): first when
+    `largest`, last otherwise. -0.0 and 0.0 tie. 1 <= k <= x.shape[dim]. PyPTO supports
+    only the last dim; any dim is accepted here.
+    """
+    d = _norm_dim("topk", dim, x.ndim)
+    n = x.shape[d]
+    if not 1 <= k <= n:
+        raise SemanticsError(f"topk: k = {k} must be in [1, {n}] for shape {list(x.shape)}")
+    _check_dtype("topk", x.dtype)
+    keys = np.moveaxis(_widen(x) if _is_float(x.dtype) else x.astype(np.int64), d, -1)
+    if largest:
+        # Ascending stable sort of the reversed row, reversed again: descending, with the
+        # lower original index first among equals and NaN (sorted last) first.
+        order = np.argsort(keys[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+        order = n - 1 - order
+    else:
+        order = np.argsort(keys, axis=-1, kind="stable")
+    idx = np.moveaxis(order[..., :k], -1, d)
+    values = np.take_along_axis(x, idx, axis=d)
+    return values, idx.astype(np.int32)
+
+
+# --------------------------------------------------------------------------------------
+# windows (view / assemble with tails)
+# --------------------------------------------------------------------------------------
+
+
+def _window_checks(
+    op: str,
+    full_shape: Sequence[int],
+    offsets: Sequence[int],
+    shape: Sequence[int],
+    valid_shape: Sequence[int] | None,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    offs = tuple(int(o) for o in offsets)
+    dims = tuple(int(s) for s in shape)
+    valid = dims if valid_shape is None else tuple(int(v) for v in valid_shape)
+    rank = len(full_shape)
+    if not len(offs) == len(dims) == len(valid) == rank:
+        raise SemanticsError(
+            f"{op}: offsets {list(offs)}, shape {list(dims)} and valid_shape {list(valid)} "
+            f"must all have the rank of {list(full_shape)}"
+        )
+    for i in range(rank):
+        if dims[i] <= 0 or not 0 <= valid[i] <= dims[i] or offs[i] < 0:
+            raise SemanticsError(
+                f"{op}: dim {i}: need shape > 0, 0 <= valid_shape <= shape and offset >= 0; "
+                f"got offsets {list(offs)}, shape {list(dims)}, valid_shape {list(valid)}"
+            )
+        if offs[i] + valid[i] > full_shape[i]:
+            raise SemanticsError(
+                f"{op}: window offsets {list(offs)} valid_shape {list(valid)} goes outside "
+                f"the tensor's bounds {list(full_shape)} in dim {i}"
+            )
+    return offs, valid
+
+
+def read_window(
+    src: np.ndarray,
+    offsets: Sequence[int],
+    shape: Sequence[int],
+    valid_shape: Sequence[int] | None = None,
+) -> np.ndarray:
+    """`pypto.view(src, shape, offsets, valid_shape=)`: a new tile of `shape`.
+
+    The part inside `valid_shape` (default: all of `shape`) is copied from `src` at
+    `offsets`; the rest of the tile is zero. PyPTO leaves that rest undefined; tileir
+    fixes it to zero so that every run gives the same bits. The valid region must lie
+    inside `src` (the full `shape` may reach past it: that is a tail tile).
+    """
+    offs, valid = _window_checks("view", src.shape, offsets, shape, valid_shape)
+    out = np.zeros(tuple(int(s) for s in shape), dtype=src.dtype)
+    region = tuple(slice(o, o + v) for o, v in zip(offs, valid))
+    out[tuple(slice(0, v) for v in valid)] = src[region]
+    return out
+
+
+def write_window(
+    dst: np.ndarray,
+    tile: np.ndarray,
+    offsets: Sequence[int],
+    valid_shape: Sequence[int] | None = None,
+) -> None:
+    """`pypto.assemble(tile, offsets, dst)`: write the valid region of `tile` (default: all
+    of it) into `dst` at `offsets`, in place. Nothing outside the valid region is touched.
+    Same dtype required; the valid region must lie inside `dst`."""
+    if tile.dtype != dst.dtype:
+        raise SemanticsError(
+            f"assemble: tile dtype {tile.dtype} differs from destination {dst.dtype}"
+        )
+    if tile.ndim != dst.ndim:
+        raise SemanticsError(
+            f"assemble: tile {list(tile.shape)} and destination {list(dst.shape)} differ in rank"
+        )
+    offs, valid = _window_checks("assemble", dst.shape, offsets, tile.shape, valid_shape)
+    region = tuple(slice(o, o + v) for o, v in zip(offs, valid))
+    dst[region] = tile[tuple(slice(0, v) for v in valid)]
