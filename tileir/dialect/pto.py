@@ -708,11 +708,41 @@ class ReshapeOp(IRDLOperation):
                 f"'pto.reshape' valid_shape has {len(valid)} entries for a rank-"
                 f"{len(_shape(b))} result"
             )
-        if self.inplace is not None and isinstance(self.input.owner, ViewOp):
+        if (
+            self.inplace is not None
+            and isinstance(self.input.owner, ViewOp)
+            and not _is_whole_tensor_view(self.input.owner)
+        ):
             raise VerifyException(
                 "'pto.reshape' inplace is not allowed on a tensor produced by pto.view "
                 "(PyPTO rule); drop `inplace` or reshape a computed tile"
             )
+        if self.inplace is not None and any(
+            isinstance(use.operation, AssembleOp) and is_kernel_argument(use.operation.dst)
+            for use in self.result.uses
+        ):
+            raise VerifyException(
+                "'pto.reshape' inplace result is written to a kernel argument, but an "
+                "inplace reshape's output cannot be a function output (PyPTO rule); drop "
+                "`inplace` here"
+            )
+
+
+def is_kernel_argument(value: SSAValue) -> bool:
+    """True for an argument of a `pto.kernel` (a global tensor)."""
+    return isinstance(value, BlockArgument) and isinstance(value.block.parent_op(), KernelOp)
+
+
+def _is_whole_tensor_view(view: ViewOp) -> bool:
+    """A view of a whole kernel argument (offset 0, same shape, no valid_shape) is the
+    frontend's spelling of the global tensor itself, which PyPTO may reshape inplace."""
+    return (
+        is_kernel_argument(view.source)
+        and all(o == 0 for o in view.mixed_offsets)
+        and view.mixed_valid_shape is None
+        and not view.sizes
+        and _shape(view.source.type) == _shape(view.result.type)
+    )
 
 
 @irdl_op_definition
@@ -1837,6 +1867,7 @@ class StageOp(IRDLOperation):
                 raise VerifyException(
                     "'pto.stage' yields values whose types differ from its results"
                 )
+        _verify_no_unit_crossing(self)
 
 
 @irdl_op_definition
@@ -1868,6 +1899,118 @@ class TransferOp(IRDLOperation):
             )
         if self.input.type != self.result.type:
             raise VerifyException("'pto.transfer' result type must equal the input type")
+        produced_on = producing_unit(self.input)
+        if produced_on is not None and produced_on != self.src_unit.data:
+            raise VerifyException(
+                f"'pto.transfer' from {self.src_unit.data!r} takes a tile computed on the "
+                f"{produced_on!r} unit"
+            )
+        stage = _enclosing_stage(self)
+        if stage is not None and stage.unit.data != self.dst_unit.data:
+            raise VerifyException(
+                f"'pto.transfer' to {self.dst_unit.data!r} sits in a {stage.unit.data!r} "
+                "stage; a transfer belongs to the stage that receives the tile"
+            )
+
+
+def _enclosing_stage(op: Operation) -> StageOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, StageOp | KernelOp):
+        parent = parent.parent_op()
+    return parent if isinstance(parent, StageOp) else None
+
+
+def producing_unit(value: SSAValue) -> str | None:
+    """The unit (`vector` / `cube`) that computes `value`: the unit of the stage that
+    yields it or holds its defining op, the target unit of a `pto.transfer`; None for
+    values no stage computes (kernel and loop arguments, scalars made between stages)."""
+    owner = value.owner
+    if isinstance(owner, TransferOp):
+        return owner.dst_unit.data
+    if isinstance(owner, StageOp):
+        return owner.unit.data
+    if isinstance(owner, Operation):
+        stage = _enclosing_stage(owner)
+        return stage.unit.data if stage is not None else None
+    return None
+
+
+def _verify_no_unit_crossing(stage: StageOp) -> None:
+    """A tile computed on the other unit must enter a stage through `pto.transfer`: the
+    Vector and Cube cores share no registers, only buffers."""
+    unit = stage.unit.data
+    for op in stage.body.walk():
+        if isinstance(op, TransferOp):
+            continue
+        for operand in op.operands:
+            if not isinstance(operand.type, TensorType):
+                continue
+            owner = operand.owner
+            owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
+            if owner_op is not None and stage.is_ancestor(owner_op):
+                continue
+            produced_on = producing_unit(operand)
+            if produced_on is not None and produced_on != unit:
+                raise VerifyException(
+                    f"'{op.name}' in a {unit} stage uses a tile computed on the "
+                    f"{produced_on} unit; pass it through `pto.transfer %v from "
+                    f'"{produced_on}" to "{unit}"` (vc-split inserts these)'
+                )
+
+
+MAX_STITCH_FUNCTIONS = 1024
+"""PyPTO's upper limit of `runtime_options.stitch_function_max_num`."""
+
+
+@irdl_op_definition
+class StitchOp(IRDLOperation):
+    """A stitch group made by the `stitch` pass: the ops of `size` consecutive loop
+    iterations ("root functions" in PyPTO), at most `max_functions`, which PyPTO's
+    scheduler submits together so that Vector and Cube work of different iterations
+    overlaps. Semantically its body runs inline; values used after the group leave it
+    as results (through `pto.yield`)."""
+
+    name = "pto.stitch"
+    size = prop_def(IntegerAttr[I64])
+    max_functions = prop_def(IntegerAttr[I64])
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    assembly_format = (
+        "`size` $size `max` $max_functions attr-dict-with-keyword $body (`->` type($outputs)^)?"
+    )
+
+    def __init__(
+        self, size: int, max_functions: int, body: Region | Block, result_types=()
+    ):
+        if isinstance(body, Block):
+            body = Region(body)
+        super().__init__(
+            properties={
+                "size": IntegerAttr(size, i64),
+                "max_functions": IntegerAttr(max_functions, i64),
+            },
+            regions=[body],
+            result_types=[list(result_types)],
+        )
+
+    def verify_(self) -> None:
+        size, most = self.size.value.data, self.max_functions.value.data
+        if not 1 <= most <= MAX_STITCH_FUNCTIONS:
+            raise VerifyException(
+                f"'pto.stitch' max_functions {most} must be in 1..{MAX_STITCH_FUNCTIONS} "
+                "(PyPTO's stitch_function_max_num range)"
+            )
+        if not 1 <= size <= most:
+            raise VerifyException(
+                f"'pto.stitch' size {size} must be in 1..max_functions ({most})"
+            )
+        term = self.body.block.last_op
+        if isinstance(term, YieldOp):
+            if [a.type for a in term.arguments] != [r.type for r in self.outputs]:
+                raise VerifyException(
+                    "'pto.stitch' yields values whose types differ from its results"
+                )
 
 
 PTO = Dialect(
@@ -1927,5 +2070,6 @@ PTO = Dialect(
         SetSemanticLabelOp,
         StageOp,
         TransferOp,
+        StitchOp,
     ],
 )

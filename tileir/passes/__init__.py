@@ -10,6 +10,21 @@ from xdsl.passes import ModulePass
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> factory, imported lazily so that `--help` stays fast."""
 
+    def vc_split() -> type[ModulePass]:
+        from tileir.passes.vc_split import VCSplitPass
+
+        return VCSplitPass
+
+    def semantic_labels() -> type[ModulePass]:
+        from tileir.passes.semantic_labels import SemanticLabelsPass
+
+        return SemanticLabelsPass
+
+    def inplace_reshape() -> type[ModulePass]:
+        from tileir.passes.inplace_reshape import InplaceReshapePass
+
+        return InplaceReshapePass
+
     def loop_unroll() -> type[ModulePass]:
         from tileir.passes.loop_unroll import LoopUnrollPass
 
@@ -26,6 +41,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         return DefaultPipelinePass
 
     return {
+        "vc-split": vc_split,
+        "semantic-labels": semantic_labels,
+        "inplace-reshape": inplace_reshape,
         "loop-unroll": loop_unroll,
         "stitch": stitch,
         "default": default,

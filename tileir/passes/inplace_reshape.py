@@ -1,0 +1,245 @@
+"""`inplace-reshape`: mark reshapes that need no data move `inplace`.
+
+`pypto.reshape(x, shape, inplace=True)` gives the result the storage of `x` (PyPTO:
+"Reshape inplace will not generate data move"). That is only right when nobody can tell
+the difference, so the pass marks a `pto.reshape` only if all of these hold:
+
+1. the input is a contiguous, full tile: not made by `pto.view` (a window into other
+   storage; also a PyPTO rule), and no tail (`valid`) region reaches it: no view, `full`
+   or reshape with a `valid` list feeds it through elementwise math;
+2. the reshape has no `valid` list itself (PyPTO drops `valid_shape` when inplace) and
+   both shapes are static (a dynamic reshape must already be inplace: the verifier says
+   so) with the same element count;
+3. the input is dead after the reshape: no use of it comes later in program order, in
+   any region, and no enclosing loop (with more than one trip) that the input was
+   defined outside of runs the reshape again;
+4. the result is not a function output: it is not written into a kernel argument by
+   `pto.assemble` (through stage results and transfers too), another PyPTO rule.
+
+PyPTO's last rule, "an inplace reshape sits alone inside a `loop(1)`", is left to PyPTO,
+which adds that loop itself when it is missing: `pto.loop` has no results, so the IR
+cannot express a one-trip loop that hands the reshaped tile on; `inplace` on a
+`pto.reshape` means "PyPTO's own `loop(1)` around this reshape". The `ReshapeOp`
+verifier rejects an `inplace` that breaks the PyPTO rules it can see locally (view
+input, kernel output, dynamic shapes without `inplace`).
+
+`report=true` prints per kernel how many reshapes were marked, and why the others were
+not, to stderr; `mark_inplace_reshapes` is the same as a function.
+
+```mlir
+%y = pto.exp %x : tensor<8x64xf32>
+%r = pto.reshape %y : tensor<8x64xf32> -> tensor<512xf32>
+// becomes
+%r = pto.reshape %y inplace : tensor<8x64xf32> -> tensor<512xf32>
+```
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType, UnitAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tileir.dialect import pto
+from tileir.passes.stages import kernels
+
+
+@dataclass
+class ReshapeAnalysis:
+    """Caches shared by all the reshapes of one run (so the pass stays linear)."""
+
+    partial: dict[SSAValue, bool] = field(default_factory=dict)
+    positions: dict[Block, dict[Operation, int]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ full tiles
+
+    def maybe_partial(self, value: SSAValue) -> bool:
+        """Can `value` carry a valid region smaller than its shape?"""
+        stack = [value]
+        while stack:
+            v = stack[-1]
+            if v in self.partial:
+                stack.pop()
+                continue
+            inputs = self._partial_inputs(v)
+            if isinstance(inputs, bool):
+                self.partial[v] = inputs
+                stack.pop()
+                continue
+            pending = [i for i in inputs if i not in self.partial]
+            if pending:
+                stack.extend(pending)
+                continue
+            self.partial[v] = any(self.partial[i] for i in inputs)
+            stack.pop()
+        return self.partial[value]
+
+    @staticmethod
+    def _partial_inputs(v: SSAValue) -> bool | list[SSAValue]:
+        """True / False when known at once, else the values it depends on."""
+        if not isinstance(v.type, TensorType):
+            return False
+        owner = v.owner
+        if isinstance(owner, Block):
+            return True  # not made by a known op: assume the worst
+        if isinstance(owner, pto.ViewOp | pto.FullOp | pto.ReshapeOp) and (
+            owner.mixed_valid_shape is not None
+        ):
+            return True
+        if isinstance(owner, pto.ViewOp) and isinstance(owner.source.type, pto.MemRefType):
+            return False
+        if isinstance(owner, pto.StageOp | scf.IfOp):
+            index = v.index  # type: ignore[attr-defined]
+            yielded = []
+            for region in owner.regions:
+                term = region.block.last_op
+                if term is None or index >= len(term.operands):
+                    return True
+                yielded.append(term.operands[index])
+            return yielded
+        return [o for o in owner.operands if isinstance(o.type, TensorType)]
+
+    # ------------------------------------------------------------------ liveness
+
+    def _position(self, op: Operation) -> int:
+        block = op.parent_block()
+        assert block is not None
+        table = self.positions.get(block)
+        if table is None:
+            table = self.positions[block] = {o: i for i, o in enumerate(block.ops)}
+        return table[op]
+
+    @staticmethod
+    def _ancestry(op: Operation) -> list[Operation]:
+        chain = [op]
+        while (parent := chain[-1].parent_op()) is not None:
+            chain.append(parent)
+        return chain
+
+    def runs_before(self, a: Operation, b: Operation) -> bool:
+        """Does `a` finish before `b` starts in every run of one iteration (ops in the
+        two branches of one `scf.if` never both run, so either counts as before)?"""
+        chain_a = self._ancestry(a)
+        index_a = {op: i for i, op in enumerate(chain_a)}
+        previous = None
+        for op in self._ancestry(b):
+            if op in index_a:
+                i = index_a[op]
+                inner_a = chain_a[i - 1] if i else None
+                if inner_a is None or previous is None:
+                    return False  # one contains the other
+                if inner_a.parent_block() is previous.parent_block():
+                    return self._position(inner_a) < self._position(previous)
+                return isinstance(op, scf.IfOp)
+            previous = op
+        return False
+
+    @staticmethod
+    def _repeats(loop: Operation) -> bool:
+        if not isinstance(loop, pto.LoopOp | pto.LoopUnrollOp):
+            return False
+        lb, ub, step = (
+            pto.constant_index(v) for v in (loop.lower_bound, loop.upper_bound, loop.step)
+        )
+        if None in (lb, ub, step):
+            return True
+        return (ub - lb + step - 1) // step > 1  # type: ignore[operator]
+
+    def dead_after(self, value: SSAValue, reshape: pto.ReshapeOp) -> bool:
+        owner = value.owner
+        def_op = owner.parent_op() if isinstance(owner, Block) else owner
+        parent = reshape.parent_op()
+        while parent is not None and not isinstance(parent, pto.KernelOp):
+            if self._repeats(parent) and (def_op is None or not parent.is_ancestor(def_op)):
+                return False
+            parent = parent.parent_op()
+        return all(
+            use.operation is reshape or self.runs_before(use.operation, reshape)
+            for use in value.uses
+        )
+
+
+def _final_users(value: SSAValue) -> list[Operation]:
+    """The ops that use `value`, looking through stage results and transfers."""
+    users: list[Operation] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        for use in v.uses:
+            op = use.operation
+            if isinstance(op, pto.YieldOp) and isinstance(op.parent_op(), pto.StageOp):
+                stack.append(op.parent_op().outputs[use.index])  # type: ignore[union-attr]
+            elif isinstance(op, pto.TransferOp):
+                stack.append(op.result)
+            else:
+                users.append(op)
+    return users
+
+
+def inplace_blockers(reshape: pto.ReshapeOp, analysis: ReshapeAnalysis | None = None) -> list[str]:
+    """Why `reshape` cannot be inplace (empty when it can)."""
+    analysis = analysis or ReshapeAnalysis()
+    reasons: list[str] = []
+    source = reshape.input
+    if isinstance(source.owner, pto.ViewOp):
+        reasons.append("input made by pto.view")
+    elif analysis.maybe_partial(source):
+        reasons.append("input may be a tail tile")
+    if reshape.mixed_valid_shape is not None:
+        reasons.append("has a valid list")
+    shapes = (*source.type.get_shape(), *reshape.result.type.get_shape())  # type: ignore[attr-defined]
+    if DYNAMIC_INDEX in shapes:
+        reasons.append("dynamic shape")
+    if any(
+        isinstance(op, pto.AssembleOp) and pto.is_kernel_argument(op.dst)
+        for op in _final_users(reshape.result)
+    ):
+        reasons.append("result is a kernel output")
+    if not analysis.dead_after(source, reshape):
+        reasons.append("input used afterwards")
+    return reasons
+
+
+def mark_inplace_reshapes(kernel: Operation) -> tuple[int, Counter[str]]:
+    """Mark the reshapes of `kernel` (or a module) that can be inplace. Returns how many
+    were marked and, for the ones left alone, a count of the reasons."""
+    analysis = ReshapeAnalysis()
+    marked = 0
+    reasons: Counter[str] = Counter()
+    for op in kernel.walk():
+        if not isinstance(op, pto.ReshapeOp) or op.inplace is not None:
+            continue
+        blockers = inplace_blockers(op, analysis)
+        if blockers:
+            reasons.update(blockers)
+            continue
+        op.inplace = UnitAttr()
+        marked += 1
+    return marked, reasons
+
+
+@dataclass(frozen=True)
+class InplaceReshapePass(ModulePass):
+    """Mark reshapes `inplace` where no data move is needed (see the module docstring).
+    `report=true` prints, per kernel, how many were marked and why others were not."""
+
+    name = "inplace-reshape"
+
+    report: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in kernels(op):
+            marked, reasons = mark_inplace_reshapes(kernel)
+            if self.report:
+                why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+                print(
+                    f"inplace-reshape: @{kernel.sym_name.data}: marked {marked}"
+                    + (f" (left alone: {why})" if why else ""),
+                    file=sys.stderr,
+                )

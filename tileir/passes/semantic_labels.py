@@ -1,0 +1,293 @@
+"""`semantic-labels`: give every `pto.stage` a semantic label.
+
+PyPTO's `set_semantic_label(...)` names the ops that follow it (until the next label);
+the compiler uses the names to find stage boundaries and the profiler to report them.
+This pass labels each stage made by `vc-split`:
+
+- with the user's `pto.set_semantic_label` in effect at the stage's first op with a
+  unit (labels are statements in program order), kept verbatim;
+- else with a label derived from what the stage computes, by the rule table below,
+  made unique within its kernel (`rope`, `rope-2`, ...).
+
+Rule table (`RULES`): the *pattern* rules that match are joined with `-` in table order
+(a fused RMSNorm + RoPE stage is `rmsnorm-rope`); when none matches, the first matching
+*fallback* rule names the stage.
+
+| label        | kind     | the stage contains                                          |
+| ------------ | -------- | ----------------------------------------------------------- |
+| `linear`     | pattern  | a matmul whose right operand is read from a kernel argument |
+| `matmul`     | pattern  | a matmul of two computed tiles (attention scores ...)       |
+| `rmsnorm`    | pattern  | `sum` and `rsqrt` (or `sqrt`)                               |
+| `rope`       | pattern  | two `mul`s, an `add`, a `sub` or `neg`, and a `concat`, `gathermask` or `transpose` |
+| `softmax`    | pattern  | `exp` and `sum`                                             |
+| `gelu`       | pattern  | `erf`, or `tanh` and `mul`                                  |
+| `quant`      | pattern  | a `cast` to i8                                              |
+| `dequant`    | pattern  | a `cast` from i32                                           |
+| `gating`     | fallback | `topk`                                                      |
+| `gather`     | fallback | `gather`, `index_select` or `gathermask`                    |
+| `reduce`     | fallback | `sum`, `amax` or `amin`                                     |
+| `cast`       | fallback | a `cast` and otherwise only data movement                   |
+| `copy`       | fallback | only data movement (view, assemble, reshape, transpose ...) |
+| `elementwise`| fallback | anything else                                               |
+
+Labels never change what a program computes; the PyPTO back end emits them as
+`set_semantic_label` calls. The kernel is marked `labelled`, so that `check_labels`
+(also `semantic-labels{check=true}`, usable after any pass) can report a stage, or an op
+with a unit outside every stage, that a later pass left without a label: a pass that
+creates a stage must give it the label of the stage it came from.
+
+Before / after:
+
+```mlir
+%y = pto.stage "vector" tile [8, 64] { ... pto.rsqrt ... pto.sum ... }
+%z = pto.stage "cube" cube [16, 16, 64, 64, 32, 32] { ... pto.matmul %a, %w ... }
+// becomes
+%y = pto.stage "vector" label "rmsnorm" tile [8, 64] { ... }
+%z = pto.stage "cube" label "linear" cube [16, 16, 64, 64, 32, 32] { ... }
+```
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerType, ModuleOp, StringAttr, TensorType, UnitAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tileir.diagnostics import TileirError, location_of
+from tileir.dialect import pto
+from tileir.passes.stages import enclosing_stage, is_container, kernels, op_unit, stages
+
+LABELLED_ATTR = "labelled"
+
+_DATA_MOVEMENT = frozenset(
+    {
+        "pto.view",
+        "pto.assemble",
+        "pto.reshape",
+        "pto.transpose",
+        "pto.concat",
+        "pto.unsqueeze",
+        "pto.expand_clone",
+        "pto.transfer",
+        "pto.full",
+    }
+)
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """What a stage computes, as the rules see it."""
+
+    ops: Counter[str]
+    """Op names of the stage's ops that have a unit, and its views."""
+    casts_to: frozenset[str]
+    casts_from: frozenset[str]
+    weight_matmul: bool
+    """A matmul whose right operand is read from a kernel argument."""
+
+
+def _elem_name(t: object) -> str:
+    if isinstance(t, TensorType):
+        e = t.get_element_type()
+        if isinstance(e, IntegerType):
+            return f"i{e.width.data}"
+        return str(e)
+    return ""
+
+
+def _reads_kernel_argument(value: SSAValue) -> bool:
+    """Does `value` come (through views, casts, transfers, reshapes) from a kernel
+    argument, i.e. a weight rather than an activation?"""
+    seen = 0
+    while seen < 16:
+        seen += 1
+        if pto.is_kernel_argument(value):
+            return True
+        owner = value.owner
+        if isinstance(owner, pto.StageOp):
+            term = owner.body.block.last_op
+            if not isinstance(term, pto.YieldOp):
+                return False
+            value = term.arguments[value.index]  # type: ignore[attr-defined]
+        elif isinstance(owner, pto.ViewOp | pto.CastOp | pto.ReshapeOp | pto.TransposeOp):
+            value = owner.operands[0]
+        elif isinstance(owner, pto.TransferOp):
+            value = owner.input
+        else:
+            return False
+    return False
+
+
+def stage_facts(stage: pto.StageOp) -> StageFacts:
+    ops: Counter[str] = Counter()
+    casts_to: set[str] = set()
+    casts_from: set[str] = set()
+    weight = False
+    for op in stage.body.walk():
+        if op is stage or isinstance(op, pto.YieldOp):
+            continue
+        if op_unit(op) is None and not isinstance(op, pto.ViewOp):
+            continue
+        ops[op.name] += 1
+        if isinstance(op, pto.CastOp):
+            casts_to.add(_elem_name(op.result.type))
+            casts_from.add(_elem_name(op.input.type))
+        if isinstance(op, pto.MatmulOp) and _reads_kernel_argument(op.b):
+            weight = True
+    return StageFacts(ops, frozenset(casts_to), frozenset(casts_from), weight)
+
+
+Kind = Literal["pattern", "fallback"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    label: str
+    kind: Kind
+    matches: Callable[[StageFacts], bool]
+
+
+def _has(f: StageFacts, *names: str) -> bool:
+    return all(f.ops[f"pto.{n}"] > 0 for n in names)
+
+
+def _any(f: StageFacts, *names: str) -> bool:
+    return any(f.ops[f"pto.{n}"] > 0 for n in names)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("linear", "pattern", lambda f: _has(f, "matmul") and f.weight_matmul),
+    Rule("matmul", "pattern", lambda f: _has(f, "matmul") and not f.weight_matmul),
+    Rule("rmsnorm", "pattern", lambda f: _has(f, "sum") and _any(f, "rsqrt", "sqrt")),
+    Rule(
+        "rope",
+        "pattern",
+        lambda f: (
+            f.ops["pto.mul"] >= 2
+            and _has(f, "add")
+            and _any(f, "sub", "neg")
+            and _any(f, "concat", "gathermask", "transpose")
+        ),
+    ),
+    Rule("softmax", "pattern", lambda f: _has(f, "exp", "sum")),
+    Rule("gelu", "pattern", lambda f: _has(f, "erf") or _has(f, "tanh", "mul")),
+    Rule("quant", "pattern", lambda f: "i8" in f.casts_to),
+    Rule("dequant", "pattern", lambda f: "i32" in f.casts_from),
+    Rule("gating", "fallback", lambda f: _has(f, "topk")),
+    Rule("gather", "fallback", lambda f: _any(f, "gather", "index_select", "gathermask")),
+    Rule("reduce", "fallback", lambda f: _any(f, "sum", "amax", "amin")),
+    Rule(
+        "cast",
+        "fallback",
+        lambda f: _has(f, "cast") and all(n in _DATA_MOVEMENT or n == "pto.cast" for n in f.ops),
+    ),
+    Rule("copy", "fallback", lambda f: all(n in _DATA_MOVEMENT for n in f.ops)),
+    Rule("elementwise", "fallback", lambda f: True),
+)
+
+
+def derive_label(stage: pto.StageOp) -> str:
+    """The label the rule table gives `stage` (not yet made unique)."""
+    facts = stage_facts(stage)
+    patterns = [r.label for r in RULES if r.kind == "pattern" and r.matches(facts)]
+    if patterns:
+        return "-".join(patterns)
+    return next(r.label for r in RULES if r.kind == "fallback" and r.matches(facts))
+
+
+def _user_labels(kernel: pto.KernelOp) -> dict[pto.StageOp, str]:
+    """The `set_semantic_label` in effect at each stage's first op with a unit."""
+    current: str | None = None
+    found: dict[pto.StageOp, str] = {}
+    seen: set[pto.StageOp] = set()
+    for op in kernel.walk():
+        if isinstance(op, pto.SetSemanticLabelOp):
+            current = op.label.data
+            continue
+        if is_container(op) or op_unit(op) is None:
+            continue
+        stage = enclosing_stage(op)
+        if stage is None or stage in seen:
+            continue
+        seen.add(stage)
+        if current is not None:
+            found[stage] = current
+    return found
+
+
+def label_kernel(kernel: pto.KernelOp) -> int:
+    """Label the kernel's unlabelled stages; returns how many got a label."""
+    all_stages = stages(kernel)
+    used = {s.label.data for s in all_stages if s.label is not None}
+    user = _user_labels(kernel)
+    count = 0
+    for stage in all_stages:
+        if stage.label is not None:
+            continue
+        label = user.get(stage)
+        if label is None:
+            base = derive_label(stage)
+            label, n = base, 1
+            while label in used:
+                n += 1
+                label = f"{base}-{n}"
+        used.add(label)
+        stage.label = StringAttr(label)
+        count += 1
+    kernel.attributes[LABELLED_ATTR] = UnitAttr()
+    return count
+
+
+def check_labels(module: Operation) -> list[str]:
+    """Problems with labels in kernels that `semantic-labels` has seen: a stage without
+    a label, or an op with a unit that sits outside every stage (so it has no label).
+    Each problem names the op and, when known, its source location."""
+    problems: list[str] = []
+    for kernel in kernels(module):
+        if LABELLED_ATTR not in kernel.attributes:
+            continue
+        for op in kernel.walk():
+            where = location_of(op)
+            prefix = f"{where}: " if where else ""
+            if isinstance(op, pto.StageOp):
+                if op.label is None:
+                    problems.append(
+                        f"{prefix}a {op.unit.data} stage in @{kernel.sym_name.data} has no "
+                        "semantic label"
+                    )
+            elif (
+                not is_container(op)
+                and not isinstance(op, pto.YieldOp)
+                and op_unit(op) is not None
+                and enclosing_stage(op) is None
+            ):
+                problems.append(
+                    f"{prefix}'{op.name}' in @{kernel.sym_name.data} is outside every stage, "
+                    "so it has lost its semantic label"
+                )
+    return problems
+
+
+@dataclass(frozen=True)
+class SemanticLabelsPass(ModulePass):
+    """Label every stage (see the module docstring). `check=true` only checks: it fails
+    with the list of problems if any stage or op has lost its label."""
+
+    name = "semantic-labels"
+
+    check: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.check:
+            problems = check_labels(op)
+            if problems:
+                raise TileirError("error: semantic labels lost:\n  " + "\n  ".join(problems))
+            return
+        for kernel in kernels(op):
+            label_kernel(kernel)
