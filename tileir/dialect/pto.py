@@ -150,7 +150,9 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | No
     for x, y in zip(pa, pb):
         if x == 1:
             out.append(y)
-        elif y == 1 or _dims_compatible(x, y):
+        elif y == 1:
+            out.append(x)
+        elif _dims_compatible(x, y):
             out.append(x if x != DYNAMIC_INDEX else y)
         else:
             return None
