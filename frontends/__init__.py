@@ -9,4 +9,10 @@ from xdsl.utils.frontend import Frontend
 
 def get_all_frontends() -> dict[str, Callable[[], type[Frontend]]]:
     """Frontend name (`-f NAME`, or the input file's extension) -> factory."""
-    return {}
+
+    def pypto() -> type[Frontend]:
+        from frontends.pypto import PyptoFrontend
+
+        return PyptoFrontend
+
+    return {"py": pypto}
