@@ -1,0 +1,1696 @@
+"""Run `pto` kernels on numpy arrays: lower a kernel once into a plan, then run the plan.
+
+The plan is a tree of closures over slot indices into one flat environment list (a
+value's slot is fixed when the kernel is lowered), so running an op costs one Python
+call plus its numpy work: there is no dispatch on the op's type and no dictionary of
+SSA values per iteration. Each rule in `RULES` is a thin shim over a function of
+`tileir.backends.numpy.semantics` (found through the op table), which holds what every
+op means; the rules only add what the IR adds: valid shapes, memory and control flow.
+
+Runtime values: index scalars are Python ints (`i1` are bools); float / int scalars
+are Python numbers rounded to their declared type; tiles are `(array, valid)` pairs
+where `valid` is None for a fully valid tile or a tuple of valid sizes (tail tiles);
+memrefs (kernel arguments, `pto.tensor` workspaces) are numpy arrays written in place.
+
+Valid-shape rules (what a tail tile holds):
+
+- `pto.view` copies the valid region and zero-fills the rest; without `valid` a view of
+  a memref must lie inside it, a view of a tile inherits the source's valid region
+  (clipped to the window).
+- Elementwise ops compute on the whole arrays and take, per dim, the minimum valid size
+  over the operands (a broadcast dim of size 1 takes the others').
+- Reductions and the matmul contraction only read the valid region of the reduced dim;
+  `topk` only ranks the valid part (and pads with zeros when fewer than k are valid).
+- `pto.assemble` writes only the valid region.
+- `reshape` without `valid` and `full` without `valid` give fully valid tiles.
+- `concat` is valid along its dim up to the first operand that is not fully valid there.
+
+Independent loops run as whole-array numpy operations ("batched"): see `_LoopBatcher`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, memref, scf, tensor
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tileir.backends.numpy import semantics
+from tileir.diagnostics import TileirError, error_at
+from tileir.dialect import pto
+from tileir.dialect.dtypes import element_type
+from tileir.dialect.optable import BY_OP
+
+Env = list[Any]
+Step = Callable[[Env], None]
+Tile = tuple[np.ndarray, "tuple[int, ...] | None"]
+
+
+class _Fallback(Exception):
+    """Raised inside a batched loop body when a case is not batchable after all; the
+    loop then runs iteration by iteration (always safe, see `_LoopBatcher`)."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def numpy_dtype(t: Attribute) -> np.dtype:
+    """numpy dtype of a tensor / memref / scalar type's element type."""
+    if isinstance(t, TensorType | MemRefType):
+        t = t.get_element_type()
+    return element_type(t).numpy
+
+
+def _shape(t: Attribute) -> tuple[int, ...]:
+    assert isinstance(t, TensorType | MemRefType)
+    return tuple(t.get_shape())
+
+
+def _rank(v: SSAValue) -> int:
+    return len(_shape(v.type))
+
+
+def _is_tile(v: SSAValue) -> bool:
+    return isinstance(v.type, TensorType)
+
+
+def _scalar(value: Any) -> int:
+    """An index value that must be the same in every batched iteration, as an int."""
+    if isinstance(value, np.ndarray):
+        first = int(value.flat[0])
+        if value.size and not np.all(value == first):
+            raise _Fallback
+        return first
+    return int(value)
+
+
+def _normalize_valid(valid: tuple[int, ...] | None, shape: Sequence[int]) -> tuple[int, ...] | None:
+    if valid is None or tuple(valid) == tuple(shape):
+        return None
+    return tuple(valid)
+
+
+def _tile_shape(arr: np.ndarray, rank: int) -> tuple[int, ...]:
+    return arr.shape[arr.ndim - rank :]
+
+
+class _IndexList:
+    """A mixed static / dynamic index list (`[0, %i]`) read from the environment."""
+
+    def __init__(self, compiler: _Compiler, values: Sequence[int | SSAValue] | None):
+        self.present = values is not None
+        self.spec = tuple(
+            (compiler.slot(v), 0) if isinstance(v, SSAValue) else (-1, int(v))
+            for v in (values or ())
+        )
+        self.static = all(s < 0 for s, _ in self.spec)
+        self.constant = tuple(c for _, c in self.spec)
+        self.slots = [s for s, _ in self.spec if s >= 0]
+
+    def __call__(self, env: Env) -> tuple[Any, ...]:
+        if self.static:
+            return self.constant
+        return tuple(env[s] if s >= 0 else c for s, c in self.spec)
+
+
+def _result_shape(compiler: _Compiler, t: Attribute, sizes: Sequence[SSAValue]) -> _IndexList:
+    """The shape of a result type whose `?` dims come from `sizes` operands."""
+    it = iter(sizes)
+    return _IndexList(compiler, [next(it) if s == DYNAMIC_INDEX else s for s in _shape(t)])
+
+
+# --------------------------------------------------------------------------- compiler
+
+
+Rule = Callable[["_Compiler", Operation], "Step | None"]
+RULES: dict[type[Operation], Rule] = {}
+
+
+def rule(*op_types: type[Operation]) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for t in op_types:
+            RULES[t] = fn
+        return fn
+
+    return register
+
+
+def _rule_for(op: Operation) -> Rule | None:
+    found = RULES.get(type(op))
+    if found is not None:
+        return found
+    spec = BY_OP.get(type(op))
+    if spec is not None:
+        return KIND_RULES.get(spec.kind)
+    return None
+
+
+class _Compiler:
+    """Lowers one kernel into steps. `batch` is set while lowering the batched form of a
+    loop body, where index values may be arrays (one entry per iteration) and tiles may
+    carry one leading batch dim."""
+
+    def __init__(self) -> None:
+        self.slots: dict[SSAValue, int] = {}
+        self.template: list[Any] = []
+        self.batch = False
+        self.vectorize = True
+        """Whether independent loops may run batched (False: the reference path)."""
+        self.batchers: list[_LoopBatcher] = []
+        self.loop_slots: dict[Operation, tuple[int, int]] = {}
+        """loop op -> (slot of its (lb, ub, step), slot of its chunk length or -1)."""
+
+    def slot(self, value: SSAValue) -> int:
+        s = self.slots.get(value)
+        if s is None:
+            s = self.slots[value] = len(self.template)
+            self.template.append(None)
+        return s
+
+    def new_slot(self) -> int:
+        self.template.append(None)
+        return len(self.template) - 1
+
+    def block(self, block: Block) -> Step:
+        steps: list[tuple[Step, Operation]] = []
+        for op in block.ops:
+            if isinstance(op, pto.YieldOp | scf.YieldOp):
+                continue
+            r = _rule_for(op)
+            if r is None:
+                raise error_at(op, f"the numpy back end does not support '{op.name}'")
+            step = r(self, op)
+            if step is not None:
+                steps.append((step, op))
+        return _sequence(steps)
+
+
+def _sequence(steps: Sequence[tuple[Step, Operation]]) -> Step:
+    fns = tuple(s for s, _ in steps)
+    op_of = {id(s): op for s, op in steps}
+
+    def run(env: Env) -> None:
+        f = None
+        try:
+            for f in fns:
+                f(env)
+        except (TileirError, _Fallback):
+            raise
+        except Exception as e:
+            op = op_of.get(id(f))
+            if op is None:
+                raise
+            raise error_at(op, f"'{op.name}': {e}") from e
+
+    return run
+
+
+# --------------------------------------------------------------------------- scalars
+
+
+def _constant_value(op: arith.ConstantOp) -> Any:
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        v = value.value.data
+        t = value.type
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            return bool(v & 1)
+        return int(v)
+    if isinstance(value, FloatAttr):
+        # The constant's value is its declared type's: round the double once.
+        return float(np.asarray(value.value.data, dtype=numpy_dtype(value.type)))
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        t = op.result.type
+        arr = np.asarray(
+            value.get_values(),
+            dtype=np.float64 if isinstance(value.get_element_type(), AnyFloat) else np.int64,
+        )
+        arr = arr.astype(numpy_dtype(t))
+        shape = _shape(t)
+        return (np.broadcast_to(arr, shape).copy() if arr.size == 1 else arr.reshape(shape), None)
+    raise error_at(op, f"the numpy back end does not support the constant {value}")
+
+
+@rule(arith.ConstantOp)
+def _constant(c: _Compiler, op: Operation) -> Step | None:
+    assert isinstance(op, arith.ConstantOp)
+    c.template[c.slot(op.result)] = _constant_value(op)
+    return None
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _ceil_div(a: Any, b: Any) -> Any:
+    return -((-a) // b)
+
+
+def _vec_trunc_div(a: Any, b: Any) -> Any:
+    q = np.abs(a) // np.abs(b)
+    return np.where((np.asarray(a) >= 0) == (np.asarray(b) >= 0), q, -q)
+
+
+# op -> (scalar function, array function)
+_INDEX_BINARY: dict[
+    type[Operation], tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]
+] = {
+    arith.AddiOp: (operator.add, np.add),
+    arith.SubiOp: (operator.sub, np.subtract),
+    arith.MuliOp: (operator.mul, np.multiply),
+    arith.FloorDivSIOp: (operator.floordiv, np.floor_divide),
+    arith.CeilDivSIOp: (_ceil_div, _ceil_div),
+    arith.CeilDivUIOp: (_ceil_div, _ceil_div),
+    arith.DivSIOp: (_trunc_div, _vec_trunc_div),
+    arith.DivUIOp: (operator.floordiv, np.floor_divide),
+    arith.RemSIOp: (
+        lambda a, b: a - b * _trunc_div(a, b),
+        lambda a, b: a - b * _vec_trunc_div(a, b),
+    ),
+    arith.RemUIOp: (operator.mod, np.mod),
+    arith.MinSIOp: (min, np.minimum),
+    arith.MaxSIOp: (max, np.maximum),
+    arith.MinUIOp: (min, np.minimum),
+    arith.MaxUIOp: (max, np.maximum),
+    arith.AndIOp: (operator.and_, np.bitwise_and),
+    arith.OrIOp: (operator.or_, np.bitwise_or),
+    arith.XOrIOp: (operator.xor, np.bitwise_xor),
+    arith.ShLIOp: (operator.lshift, np.left_shift),
+    arith.ShRSIOp: (operator.rshift, np.right_shift),
+}
+
+_CMPI = {
+    0: operator.eq,
+    1: operator.ne,
+    2: operator.lt,
+    3: operator.le,
+    4: operator.gt,
+    5: operator.ge,
+    6: operator.lt,
+    7: operator.le,
+    8: operator.gt,
+    9: operator.ge,
+}
+
+
+def _is_index_like(t: Attribute) -> bool:
+    return isinstance(t, IndexType | IntegerType)
+
+
+@rule(*_INDEX_BINARY)
+def _index_binary(c: _Compiler, op: Operation) -> Step:
+    if not _is_index_like(op.results[0].type):
+        raise error_at(op, f"the numpy back end runs '{op.name}' only on index and integer scalars")
+    scalar_fn, vector_fn = _INDEX_BINARY[type(op)]
+    fn = vector_fn if c.batch else scalar_fn
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = fn(env[a], env[b])
+
+    return run
+
+
+@rule(arith.CmpiOp)
+def _cmpi(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, arith.CmpiOp)
+    fn = _CMPI[op.predicate.value.data]
+    a, b, r = c.slot(op.lhs), c.slot(op.rhs), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        env[r] = fn(env[a], env[b])
+
+    return run
+
+
+@rule(arith.SelectOp)
+def _select(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, arith.SelectOp)
+    if isinstance(op.result.type, TensorType):
+        raise error_at(op, "the numpy back end runs 'arith.select' only on scalars; use pto.where")
+    cond, a, b, r = c.slot(op.cond), c.slot(op.lhs), c.slot(op.rhs), c.slot(op.result)
+    if c.batch:
+
+        def run(env: Env) -> None:
+            env[r] = np.where(env[cond], env[a], env[b])
+
+    else:
+
+        def run(env: Env) -> None:
+            env[r] = env[a] if env[cond] else env[b]
+
+    return run
+
+
+@rule(arith.IndexCastOp)
+def _index_cast(c: _Compiler, op: Operation) -> Step:
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = env[a]
+
+    return run
+
+
+_FLOAT_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddfOp: operator.add,
+    arith.SubfOp: operator.sub,
+    arith.MulfOp: operator.mul,
+    arith.DivfOp: operator.truediv,
+    arith.MaximumfOp: max,
+    arith.MinimumfOp: min,
+}
+
+
+@rule(*_FLOAT_BINARY)
+def _float_binary(c: _Compiler, op: Operation) -> Step:
+    """Scalar float arithmetic, computed in the declared type (f32 stays f32)."""
+    t = op.results[0].type
+    if isinstance(t, TensorType):
+        raise error_at(op, f"the numpy back end runs '{op.name}' only on scalars")
+    dtype = numpy_dtype(t).type
+    fn = _FLOAT_BINARY[type(op)]
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        with np.errstate(all="ignore"):
+            env[r] = float(dtype(fn(dtype(env[a]), dtype(env[b]))))
+
+    return run
+
+
+@rule(arith.NegfOp)
+def _negf(c: _Compiler, op: Operation) -> Step:
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = -env[a]
+
+    return run
+
+
+@rule(arith.SIToFPOp, arith.UIToFPOp, arith.ExtFOp, arith.TruncFOp)
+def _to_float_scalar(c: _Compiler, op: Operation) -> Step:
+    dtype = numpy_dtype(op.results[0].type).type
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = float(dtype(env[a]))
+
+    return run
+
+
+@rule(arith.FPToSIOp, arith.FPToUIOp)
+def _to_int_scalar(c: _Compiler, op: Operation) -> Step:
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = math.trunc(env[a])
+
+    return run
+
+
+@rule(memref.DimOp)
+def _memref_dim(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, memref.DimOp)
+    src, d, r = c.slot(op.source), c.slot(op.index), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        env[r] = env[src].shape[_scalar(env[d])]
+
+    return run
+
+
+@rule(tensor.DimOp)
+def _tensor_dim(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, tensor.DimOp)
+    rank = _rank(op.source)
+    src, d, r = c.slot(op.source), c.slot(op.index), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr = env[src][0]
+        env[r] = arr.shape[arr.ndim - rank + _scalar(env[d])]
+
+    return run
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@rule(pto.TensorOp)
+def _workspace(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.TensorOp)
+    shape, dtype, r = _shape(op.result.type), numpy_dtype(op.result.type), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        env[r] = np.zeros(shape, dtype)
+
+    return run
+
+
+def _view_valid(c: _Compiler, op: pto.ViewOp) -> tuple[_IndexList, _IndexList, _IndexList]:
+    offsets = _IndexList(c, op.mixed_offsets)
+    valid = _IndexList(c, op.mixed_valid_shape)
+    shape = _result_shape(c, op.result.type, op.sizes)
+    return offsets, valid, shape
+
+
+@rule(pto.ViewOp)
+def _view(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ViewOp)
+    offsets, valid_of, shape_of = _view_valid(c, op)
+    src, r = c.slot(op.source), c.slot(op.result)
+    if isinstance(op.source.type, MemRefType):
+        if c.batch:
+            return _batched_memory_view(src, r, offsets, valid_of, shape_of)
+
+        def read(env: Env) -> None:
+            shape = shape_of(env)
+            valid = valid_of(env) if valid_of.present else None
+            env[r] = (
+                semantics.read_window(env[src], offsets(env), shape, valid),
+                _normalize_valid(valid, shape),
+            )
+
+        return read
+
+    rank = _rank(op.source)
+
+    def slice_tile(env: Env) -> None:
+        arr, src_valid = env[src]
+        offs = tuple(_scalar(o) for o in offsets(env))
+        shape = tuple(_scalar(s) for s in shape_of(env))
+        full = _tile_shape(arr, rank)
+        if valid_of.present:
+            valid = tuple(_scalar(v) for v in valid_of(env))
+            extents = valid
+        else:
+            extents = shape
+            sv = src_valid or full
+            valid = tuple(max(0, min(s, v - o)) for s, v, o in zip(shape, sv, offs))
+        for d in range(rank):
+            if offs[d] < 0 or offs[d] + extents[d] > full[d] or not 0 <= valid[d] <= shape[d]:
+                raise semantics.SemanticsError(
+                    f"view: window offsets {list(offs)} shape {list(extents)} goes outside "
+                    f"the tile {list(full)} in dim {d}"
+                )
+        batch = arr.shape[: arr.ndim - rank]
+        region = (Ellipsis, *(slice(o, o + v) for o, v in zip(offs, valid)))
+        if tuple(valid) == shape:
+            env[r] = (arr[region].copy(), None)
+        else:
+            out = np.zeros(batch + shape, arr.dtype)
+            out[(Ellipsis, *(slice(0, v) for v in valid))] = arr[region]
+            env[r] = (out, tuple(valid))
+
+    return slice_tile
+
+
+@rule(pto.AssembleOp)
+def _assemble(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.AssembleOp)
+    offsets = _IndexList(c, op.mixed_offsets)
+    src, dst = c.slot(op.src), c.slot(op.dst)
+    rank = _rank(op.src)
+    if c.batch:
+        return _batched_assemble(src, dst, offsets, rank)
+
+    def write(env: Env) -> None:
+        arr, valid = env[src]
+        semantics.write_window(env[dst], arr, offsets(env), valid)
+
+    return write
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+def _align(arr: np.ndarray, rank: int, result_rank: int) -> np.ndarray:
+    """A batched operand of lower rank gets size-1 dims after its batch dim, so that
+    numpy's right-aligned broadcasting lines up tile dims with tile dims."""
+    extra = arr.ndim - rank
+    if extra and rank < result_rank:
+        return arr.reshape(arr.shape[:extra] + (1,) * (result_rank - rank) + arr.shape[extra:])
+    return arr
+
+
+def _elementwise_valid(
+    parts: Sequence[tuple[np.ndarray, tuple[int, ...] | None, int]], result_rank: int
+) -> tuple[int, ...] | None:
+    """Per dim, the minimum valid size over the operands; a broadcast dim (size 1 where
+    the result is larger) does not constrain."""
+    full = [1] * result_rank
+    shapes = []
+    for arr, _, rank in parts:
+        shp = _tile_shape(arr, rank)
+        shapes.append(shp)
+        off = result_rank - rank
+        for j, s in enumerate(shp):
+            if s > full[off + j]:
+                full[off + j] = s
+    out = list(full)
+    for (_, valid, rank), shp in zip(parts, shapes):
+        if valid is None:
+            continue
+        off = result_rank - rank
+        for j, v in enumerate(valid):
+            if shp[j] == 1 and full[off + j] != 1:
+                continue
+            if v < out[off + j]:
+                out[off + j] = v
+    return None if out == full else tuple(out)
+
+
+def _operand_reader(
+    c: _Compiler, v: SSAValue, result_rank: int
+) -> tuple[Callable[[Env], Any], bool, int]:
+    """(read the operand as a semantics argument, is it a tile, its rank)."""
+    s = c.slot(v)
+    if not _is_tile(v):
+        if c.batch:
+
+            def read_scalar(env: Env) -> Any:
+                value = env[s]
+                if isinstance(value, np.ndarray):
+                    raise _Fallback
+                return value
+
+            return read_scalar, False, 0
+        return (lambda env: env[s]), False, 0
+    rank = _rank(v)
+    if rank < result_rank:
+        return (lambda env: _align(env[s][0], rank, result_rank)), True, rank
+    return (lambda env: env[s][0]), True, rank
+
+
+def _elementwise(
+    c: _Compiler,
+    op: Operation,
+    fn: Callable[..., np.ndarray],
+    operands: Sequence[SSAValue],
+    **kwargs: Any,
+) -> Step:
+    r = c.slot(op.results[0])
+    result_rank = _rank(op.results[0])
+    tiles = [(c.slot(v), _rank(v)) for v in operands if _is_tile(v)]
+    readers = [_operand_reader(c, v, result_rank) for v in operands]
+    simple = all(not c.batch or not is_tile or rank == result_rank for _, is_tile, rank in readers)
+    if len(operands) == 1:
+        (a,) = [c.slot(v) for v in operands]
+
+        def unary(env: Env) -> None:
+            arr, valid = env[a]
+            env[r] = (fn(arr, **kwargs), valid)
+
+        return unary
+    if len(operands) == 2 and simple:
+        ra, rb = (rd for rd, _, _ in readers)
+
+        def binary(env: Env) -> None:
+            out = fn(ra(env), rb(env), **kwargs)
+            valids = [env[s][1] for s, _ in tiles]
+            if valids[0] is None and valids[-1] is None:
+                env[r] = (out, None)
+            else:
+                env[r] = (out, _elementwise_valid([(*env[s], k) for s, k in tiles], result_rank))
+
+        return binary
+
+    def general(env: Env) -> None:
+        out = fn(*(rd(env) for rd, _, _ in readers), **kwargs)
+        parts = [(*env[s], k) for s, k in tiles]
+        if all(p[1] is None for p in parts):
+            env[r] = (out, None)
+        else:
+            env[r] = (out, _elementwise_valid(parts, result_rank))
+
+    return general
+
+
+def _semantics_fn(op: Operation) -> Callable[..., Any]:
+    spec = BY_OP[type(op)]
+    fn = getattr(semantics, spec.semantics, None)
+    if fn is None:
+        raise error_at(op, f"the numpy semantics of '{op.name}' ({spec.semantics}) are missing")
+    return fn
+
+
+def _unary_rule(c: _Compiler, op: Operation) -> Step:
+    return _elementwise(c, op, _semantics_fn(op), [op.operands[0]])
+
+
+def _binary_rule(c: _Compiler, op: Operation) -> Step:
+    return _elementwise(c, op, _semantics_fn(op), list(op.operands))
+
+
+@rule(pto.WhereOp)
+def _where(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.WhereOp)
+    dtype = numpy_dtype(op.result.type)
+    return _elementwise(c, op, semantics.where, [op.condition, op.input, op.other], dtype=dtype)
+
+
+@rule(pto.CastOp)
+def _cast(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.CastOp)
+    dtype = numpy_dtype(op.result.type)
+    return _elementwise(
+        c,
+        op,
+        semantics.cast,
+        [op.input],
+        dtype=dtype,
+        mode=op.mode.data,
+        satmode=op.satmode is not None,
+    )
+
+
+@rule(pto.FullOp)
+def _full(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.FullOp)
+    dtype = numpy_dtype(op.result.type)
+    shape_of = _result_shape(c, op.result.type, op.sizes)
+    valid_of = _IndexList(c, op.mixed_valid_shape)
+    value, r = c.slot(op.value), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        shape = tuple(_scalar(s) for s in shape_of(env))
+        v = env[value]
+        if isinstance(v, np.ndarray):
+            raise _Fallback
+        valid = tuple(_scalar(x) for x in valid_of(env)) if valid_of.present else None
+        env[r] = (semantics.full(shape, v, dtype), _normalize_valid(valid, shape))
+
+    return run
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def _reduce_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ReduceOp)
+    fn = _semantics_fn(op)
+    rank = _rank(op.input)
+    d = op.dim.value.data % rank
+    nd = d - rank
+    keepdim = op.keepdim is not None
+    result_shape = _shape(op.result.type)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        if valid is not None and valid[d] < arr.shape[nd]:
+            arr = arr[(Ellipsis, slice(0, valid[d])) + (slice(None),) * (rank - d - 1)]
+        out = fn(arr, nd, keepdim)
+        batch = arr.shape[: arr.ndim - rank]
+        if out.ndim != len(batch) + len(result_shape):
+            out = out.reshape(batch + result_shape)
+        if valid is None:
+            env[r] = (out, None)
+        else:
+            rv = list(valid)
+            if keepdim:
+                rv[d] = 1
+            else:
+                del rv[d]
+            env[r] = (out, _normalize_valid(tuple(rv) or (1,), result_shape))
+
+    return run
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+@rule(pto.MatmulOp)
+def _matmul(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.MatmulOp)
+    out_dtype = numpy_dtype(op.result.type)
+    a_trans, b_trans = op.a_trans is not None, op.b_trans is not None
+    a, b, r = c.slot(op.a), c.slot(op.b), c.slot(op.result)
+    bias = c.slot(op.bias) if op.bias is not None else -1
+    result_rank = _rank(op.result)
+
+    def run(env: Env) -> None:
+        xa, va = env[a]
+        xb, vb = env[b]
+        out_valid = None
+        if va is not None or vb is not None:
+            # Contract only over the K both operands hold; M from a, N from b.
+            ka_axis, kb_axis = (-2 if a_trans else -1), (-1 if b_trans else -2)
+            ka = va[ka_axis] if va is not None else xa.shape[ka_axis]
+            kb = vb[kb_axis] if vb is not None else xb.shape[kb_axis]
+            k = min(ka, kb)
+            if k < xa.shape[ka_axis]:
+                xa = np.take(xa, np.arange(k), axis=ka_axis) if k else xa[..., :0, :0]
+                xb = np.take(xb, np.arange(k), axis=kb_axis)
+            elif k < xb.shape[kb_axis]:
+                xb = np.take(xb, np.arange(k), axis=kb_axis)
+            m = (va[-1] if a_trans else va[-2]) if va is not None else None
+            n = (vb[-2] if b_trans else vb[-1]) if vb is not None else None
+            out_valid = (m, n)
+        out = semantics.matmul(
+            xa,
+            xb,
+            out_dtype,
+            a_trans=a_trans,
+            b_trans=b_trans,
+            bias=env[bias][0] if bias >= 0 else None,
+        )
+        if out_valid is None:
+            env[r] = (out, None)
+        else:
+            full = out.shape[-result_rank:]
+            m, n = out_valid
+            valid = (*full[:-2], full[-2] if m is None else m, full[-1] if n is None else n)
+            env[r] = (out, _normalize_valid(valid, full))
+
+    return run
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@rule(pto.ReshapeOp)
+def _reshape(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ReshapeOp)
+    in_rank = _rank(op.input)
+    target = _shape(op.result.type)
+    valid_of = _IndexList(c, op.mixed_valid_shape)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, _ = env[a]
+        batch = arr.shape[: arr.ndim - in_rank]
+        shape = target
+        if DYNAMIC_INDEX in shape:
+            known = math.prod(s for s in shape if s != DYNAMIC_INDEX)
+            count = math.prod(_tile_shape(arr, in_rank))
+            if list(shape).count(DYNAMIC_INDEX) != 1 or known == 0 or count % known:
+                raise semantics.SemanticsError(
+                    f"reshape: cannot infer the dynamic dims of {list(shape)} from "
+                    f"{list(_tile_shape(arr, in_rank))}"
+                )
+            shape = tuple(count // known if s == DYNAMIC_INDEX else s for s in shape)
+        valid = tuple(_scalar(v) for v in valid_of(env)) if valid_of.present else None
+        env[r] = (semantics.reshape(arr, batch + shape), _normalize_valid(valid, shape))
+
+    return run
+
+
+@rule(pto.TransposeOp)
+def _transpose(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.TransposeOp)
+    rank = _rank(op.input)
+    d0, d1 = op.dim0.value.data % rank, op.dim1.value.data % rank
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.transpose(arr, d0 - rank, d1 - rank)
+        if valid is not None:
+            v = list(valid)
+            v[d0], v[d1] = v[d1], v[d0]
+            valid = tuple(v)
+        env[r] = (out, valid)
+
+    return run
+
+
+@rule(pto.ConcatOp)
+def _concat(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ConcatOp)
+    rank = _rank(op.result)
+    d = op.dim.value.data % rank
+    slots = [c.slot(v) for v in op.tensors]
+    r = c.slot(op.result)
+
+    def run(env: Env) -> None:
+        parts = [env[s] for s in slots]
+        arrs = [p[0] for p in parts]
+        batch = max((x.shape[: x.ndim - rank] for x in arrs), key=len)
+        if batch:
+            arrs = [x if x.ndim > rank else np.broadcast_to(x, batch + x.shape) for x in arrs]
+        out = semantics.concat(arrs, d - rank)
+        if all(p[1] is None for p in parts):
+            env[r] = (out, None)
+            return
+        full = _tile_shape(out, rank)
+        valid = list(full)
+        along = 0
+        for x, v in parts:
+            shp = _tile_shape(x, rank)
+            vv = v or shp
+            for j in range(rank):
+                if j != d:
+                    valid[j] = min(valid[j], vv[j])
+            if along is not None:
+                along += vv[d]
+                if vv[d] < shp[d]:
+                    valid[d] = along
+                    along = None
+        if along is not None:
+            valid[d] = along
+        env[r] = (out, _normalize_valid(tuple(valid), full))
+
+    return run
+
+
+@rule(pto.UnsqueezeOp)
+def _unsqueeze(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.UnsqueezeOp)
+    rank = _rank(op.input)
+    d = op.dim.value.data % (rank + 1)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.unsqueeze(arr, d - (rank + 1))
+        env[r] = (out, None if valid is None else (*valid[:d], 1, *valid[d:]))
+
+    return run
+
+
+@rule(pto.ExpandCloneOp)
+def _expand_clone(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ExpandCloneOp)
+    rank = _rank(op.input)
+    target = _shape(op.result.type)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        shp = _tile_shape(arr, rank)
+        shape = tuple(s if t == DYNAMIC_INDEX else t for s, t in zip(shp, target))
+        out = semantics.expand_clone(arr, arr.shape[: arr.ndim - rank] + shape)
+        if valid is not None:
+            valid = _normalize_valid(
+                tuple(t if s == 1 and t != 1 else v for s, t, v in zip(shp, shape, valid)), shape
+            )
+        env[r] = (out, valid)
+
+    return run
+
+
+@rule(pto.GathermaskOp)
+def _gathermask(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.GathermaskOp)
+    mode = op.pattern_mode.value.data
+    start = {1: 0, 2: 1, 3: 0, 4: 1, 5: 2, 6: 3, 7: 0}.get(mode, 0)
+    step = pto.GathermaskOp.stride(mode)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.gathermask(arr, mode)
+        if valid is not None:
+            kept = max(0, -(-(valid[-1] - start) // step))
+            valid = _normalize_valid((*valid[:-1], kept), out.shape[out.ndim - len(valid) :])
+        env[r] = (out, valid)
+
+    return run
+
+
+def _check_result_shape(op: Operation, out: np.ndarray, result: SSAValue) -> None:
+    expected = _shape(result.type)
+    got = out.shape[out.ndim - len(expected) :]
+    if out.ndim < len(expected) or any(
+        e != DYNAMIC_INDEX and e != g for e, g in zip(expected, got)
+    ):
+        raise semantics.SemanticsError(
+            f"the numpy semantics gave shape {list(out.shape)} but the IR declares {list(expected)}"
+        )
+
+
+@rule(pto.GatherOp, pto.IndexSelectOp)
+def _index_op(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.GatherOp | pto.IndexSelectOp)
+    fn = _semantics_fn(op)
+    rank = _rank(op.input)
+    d = op.dim.value.data % rank
+    a, i, r = c.slot(op.input), c.slot(op.index), c.slot(op.result)
+    result = op.result
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        idx, ivalid = env[i]
+        out = fn(arr, d, idx)
+        _check_result_shape(op, out, result)
+        if valid is None and ivalid is None:
+            env[r] = (out, None)
+            return
+        v = valid or arr.shape
+        iv = ivalid or idx.shape
+        if isinstance(op, pto.IndexSelectOp):
+            rv = (*v[:d], *iv, *v[d + 1 :])
+        else:
+            rv = tuple(min(x, y) if j != d else y for j, (x, y) in enumerate(zip(v, iv)))
+        env[r] = (out, _normalize_valid(rv, out.shape))
+
+    return run
+
+
+@rule(pto.TopkOp)
+def _topk(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.TopkOp)
+    rank = _rank(op.input)
+    d = op.dim.value.data % rank
+    k = op.k.value.data
+    largest = op.largest.value.data
+    index_dtype = numpy_dtype(op.indices.type)
+    a, rv, ri = c.slot(op.input), c.slot(op.values), c.slot(op.indices)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        n = valid[d] if valid is not None else arr.shape[d]
+        kk = min(k, n)
+        if n < arr.shape[d]:
+            arr = np.take(arr, np.arange(n), axis=d)
+        values, indices = semantics.topk(arr, kk, d, largest)
+        indices = indices.astype(index_dtype)
+        out_valid = None
+        if valid is not None:
+            out_valid = list(valid)
+            out_valid[d] = kk
+        if kk < k:
+            pad = [(0, 0)] * rank
+            pad[d] = (0, k - kk)
+            values, indices = np.pad(values, pad), np.pad(indices, pad)
+        shape = values.shape
+        env[rv] = (values, _normalize_valid(None if out_valid is None else tuple(out_valid), shape))
+        env[ri] = (indices, env[rv][1])
+
+    return run
+
+
+# --------------------------------------------------------------------------- structure
+
+
+def _noop(c: _Compiler, op: Operation) -> None:
+    return None
+
+
+for _t in (pto.SetVecTileShapesOp, pto.SetCubeTileShapesOp, pto.SetSemanticLabelOp):
+    RULES[_t] = _noop
+
+
+@rule(pto.TransferOp)
+def _transfer(c: _Compiler, op: Operation) -> Step:
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = env[a]
+
+    return run
+
+
+def _yield_copy(c: _Compiler, block: Block, results: Sequence[SSAValue]) -> Step | None:
+    term = block.last_op
+    if not results:
+        return None
+    assert term is not None
+    pairs = [(c.slot(v), c.slot(res)) for v, res in zip(term.operands, results)]
+
+    def copy(env: Env) -> None:
+        for s, t in pairs:
+            env[t] = env[s]
+
+    return copy
+
+
+@rule(pto.StageOp)
+def _stage(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.StageOp)
+    body = c.block(op.body.block)
+    out = _yield_copy(c, op.body.block, op.outputs)
+    if out is None:
+        return body
+
+    def run(env: Env) -> None:
+        body(env)
+        out(env)
+
+    return run
+
+
+@rule(scf.IfOp)
+def _if(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, scf.IfOp)
+    cond = c.slot(op.cond)
+
+    def branch(region: Any) -> Step:
+        if not region.blocks:
+            return lambda env: None
+        block = region.block
+        body = c.block(block)
+        out = _yield_copy(c, block, op.output)
+        if out is None:
+            return body
+
+        def run(env: Env) -> None:
+            body(env)
+            out(env)
+
+        return run
+
+    then, other = branch(op.true_region), branch(op.false_region)
+
+    def run(env: Env) -> None:
+        if env[cond]:
+            then(env)
+        else:
+            other(env)
+
+    return run
+
+
+@rule(pto.IsLoopBeginOp, pto.IsLoopEndOp)
+def _loop_state(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.IsLoopBeginOp | pto.IsLoopEndOp)
+    loop = op.loop()
+    info, chunk = c.loop_slots[loop]
+    i, r = c.slot(op.index), c.slot(op.result)
+    if isinstance(op, pto.IsLoopBeginOp):
+
+        def begin(env: Env) -> None:
+            env[r] = env[i] == env[info][0]
+
+        return begin
+
+    def end(env: Env) -> None:
+        _, ub, step = env[info]
+        n = env[chunk] if chunk >= 0 else 1
+        env[r] = env[i] + n * step >= ub
+
+    return end
+
+
+def _loop_bounds(c: _Compiler, op: pto._LoopBase) -> Callable[[Env], tuple[int, int, int]]:
+    lb, ub, st = c.slot(op.lower_bound), c.slot(op.upper_bound), c.slot(op.step)
+
+    def bounds(env: Env) -> tuple[int, int, int]:
+        step = env[st]
+        if step <= 0:
+            raise error_at(op, f"'{op.name}' step {step} must be positive")
+        return env[lb], env[ub], step
+
+    return bounds
+
+
+@rule(pto.LoopOp)
+def _loop(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.LoopOp)
+    info = c.new_slot()
+    c.loop_slots[op] = (info, -1)
+    bounds = _loop_bounds(c, op)
+    iv = c.slot(op.induction_var)
+    body = c.block(op.body.block)
+    batcher = _LoopBatcher.create(c, op, body) if c.vectorize and not c.batch else None
+
+    def run(env: Env) -> None:
+        lb, ub, step = bounds(env)
+        env[info] = (lb, ub, step)
+        if batcher is not None and batcher.try_run(env, lb, ub, step):
+            return
+        for i in range(lb, ub, step):
+            env[iv] = i
+            body(env)
+
+    return run
+
+
+@rule(pto.LoopUnrollOp)
+def _loop_unroll(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.LoopUnrollOp)
+    info = c.new_slot()
+    chunk = c.slot(op.chunk_length)
+    c.loop_slots[op] = (info, chunk)
+    bounds = _loop_bounds(c, op)
+    iv = c.slot(op.induction_var)
+    factors = sorted(op.factors, reverse=True)
+    body = c.block(op.body.block)
+
+    def run(env: Env) -> None:
+        lb, ub, step = bounds(env)
+        env[info] = (lb, ub, step)
+        i = lb
+        while i < ub:
+            left = -(-(ub - i) // step)
+            n = next((f for f in factors if f <= left), 0)
+            if n == 0:
+                raise error_at(op, f"no unroll factor of {factors} fits the {left} iterations left")
+            env[iv] = i
+            env[chunk] = n
+            body(env)
+            i += n * step
+
+    return run
+
+
+KIND_RULES: dict[str, Rule] = {
+    "unary": _unary_rule,
+    "binary": _binary_rule,
+    "compare": _binary_rule,
+    "reduce": _reduce_rule,
+}
+
+
+# --------------------------------------------------------------------------- batching
+
+
+_BATCHABLE: tuple[type[Operation], ...] = (
+    arith.ConstantOp,
+    *_INDEX_BINARY,
+    arith.CmpiOp,
+    arith.SelectOp,
+    arith.IndexCastOp,
+    memref.DimOp,
+    pto.ViewOp,
+    pto.AssembleOp,
+    pto.CastOp,
+    pto.WhereOp,
+    pto.FullOp,
+    pto.ReshapeOp,
+    pto.TransposeOp,
+    pto.ConcatOp,
+    pto.UnsqueezeOp,
+    pto.ExpandCloneOp,
+    pto.GathermaskOp,
+    pto.TransferOp,
+    pto.StageOp,
+    pto.YieldOp,
+    pto.SetVecTileShapesOp,
+    pto.SetCubeTileShapesOp,
+    pto.SetSemanticLabelOp,
+)
+
+_INDEX_OPS: tuple[type[Operation], ...] = (
+    *_INDEX_BINARY,
+    arith.CmpiOp,
+    arith.SelectOp,
+    arith.IndexCastOp,
+    memref.DimOp,
+)
+
+
+def _batchable_op(op: Operation) -> bool:
+    if isinstance(op, _INDEX_OPS):
+        return all(_is_index_like(r.type) for r in op.results)
+    if isinstance(op, _BATCHABLE):
+        return True
+    spec = BY_OP.get(type(op))
+    return spec is not None and spec.kind in ("unary", "binary", "compare", "reduce")
+
+
+def _read_batched(
+    src: np.ndarray, offs: Sequence[Any], shape: tuple[int, ...], valid: tuple[int, ...]
+) -> np.ndarray:
+    """The tiles at `offs` (ints, or arrays with one entry per iteration) stacked on a
+    new leading dim: the same values `read_window` gives for each iteration."""
+    varying = [d for d, o in enumerate(offs) if isinstance(o, np.ndarray)]
+    n = len(offs[varying[0]])
+    for d, o in enumerate(offs):
+        lo, hi = (int(o.min()), int(o.max())) if isinstance(o, np.ndarray) else (o, o)
+        if lo < 0 or hi + valid[d] > src.shape[d]:
+            raise _Fallback  # the iteration-by-iteration run reports it
+    if len(varying) == 1:
+        d = varying[0]
+        o = offs[d]
+        region = [
+            slice(x, x + v) if k != d else slice(None) for k, (x, v) in enumerate(zip(offs, valid))
+        ]
+        base = int(o[0])
+        if valid[d] and np.array_equal(o, base + valid[d] * np.arange(n)):
+            region[d] = slice(base, base + n * valid[d])
+            slab = src[tuple(region)]
+            slab = slab.reshape(slab.shape[:d] + (n, valid[d]) + slab.shape[d + 1 :])
+        else:
+            idx = o[:, None] + np.arange(valid[d])
+            slab = np.take(src[tuple(region)], idx, axis=d)
+        data = np.moveaxis(slab, d, 0)
+    else:
+        data = np.stack(
+            [
+                src[tuple(slice(int(_at(x, k)), int(_at(x, k)) + v) for x, v in zip(offs, valid))]
+                for k in range(n)
+            ]
+        )
+    if valid == shape:
+        return np.ascontiguousarray(data)
+    out = np.zeros((n, *shape), src.dtype)
+    out[(slice(None), *(slice(0, v) for v in valid))] = data
+    return out
+
+
+def _at(x: Any, k: int) -> Any:
+    return x[k] if isinstance(x, np.ndarray) else x
+
+
+def _batched_memory_view(
+    src: int, r: int, offsets: _IndexList, valid_of: _IndexList, shape_of: _IndexList
+) -> Step:
+    def read(env: Env) -> None:
+        shape = tuple(_scalar(s) for s in shape_of(env))
+        valid = tuple(_scalar(v) for v in valid_of(env)) if valid_of.present else shape
+        offs = offsets(env)
+        if not any(isinstance(o, np.ndarray) for o in offs):
+            offs = tuple(int(o) for o in offs)
+            try:
+                tile = semantics.read_window(env[src], offs, shape, valid)
+            except semantics.SemanticsError:
+                raise _Fallback from None
+        else:
+            tile = _read_batched(env[src], offs, shape, valid)
+        env[r] = (tile, _normalize_valid(valid, shape))
+
+    return read
+
+
+def _batched_assemble(src: int, dst: int, offsets: _IndexList, rank: int) -> Step:
+    def write(env: Env) -> None:
+        arr, valid = env[src]
+        target = env[dst]
+        offs = offsets(env)
+        batched = arr.ndim > rank
+        shape = _tile_shape(arr, rank)
+        v = valid or shape
+        varying = [d for d, o in enumerate(offs) if isinstance(o, np.ndarray)]
+        if not varying:
+            # Every iteration writes the same window (the disjointness check allows
+            # this only for one iteration): the last one wins, as in the sequential run.
+            semantics.write_window(
+                target, arr[-1] if batched else arr, [int(o) for o in offs], valid
+            )
+            return
+        n = len(offs[varying[0]])
+        if not batched:
+            arr = np.broadcast_to(arr, (n, *arr.shape))
+        data = arr[(slice(None), *(slice(0, x) for x in v))]
+        if len(varying) == 1 and v[varying[0]]:
+            d = varying[0]
+            o = offs[d]
+            base = int(o[0])
+            if np.array_equal(o, base + v[d] * np.arange(n)):
+                region = tuple(
+                    slice(base, base + n * v[d]) if k == d else slice(int(x), int(x) + e)
+                    for k, (x, e) in enumerate(zip(offs, v))
+                )
+                moved = np.moveaxis(data, 0, d)
+                target[region] = moved.reshape(moved.shape[:d] + (n * v[d],) + moved.shape[d + 2 :])
+                return
+        for k in range(n):
+            region = tuple(slice(int(_at(x, k)), int(_at(x, k)) + e) for x, e in zip(offs, v))
+            target[region] = data[k]
+
+    return write
+
+
+def _windows_disjoint(
+    windows: Sequence[tuple[list[np.ndarray], tuple[np.ndarray, ...]]], n: int
+) -> bool:
+    """Whether the windows written by different iterations never overlap.
+
+    `windows` holds, per assemble into one destination, its offsets and extents per dim
+    (arrays of one entry per iteration). Two boxes are disjoint when they are disjoint
+    in one dim; for each pair of assembles (an assemble with itself included) some dim
+    must separate every pair of different iterations. Same-iteration overlaps are fine:
+    the batched run keeps the program order within an iteration.
+    """
+    return all(
+        any(_separated(oa[d], ea[d], ob[d], eb[d], n) for d in range(len(oa)))
+        for a, (oa, ea) in enumerate(windows)
+        for ob, eb in windows[a:]
+    )
+
+
+def _separated(oa: np.ndarray, ea: np.ndarray, ob: np.ndarray, eb: np.ndarray, n: int) -> bool:
+    """In one dim: no window [ob_j, ob_j + eb_j) overlaps [oa_k, oa_k + ea_k) for j != k."""
+    order = np.argsort(ob, kind="stable")
+    sb, se, si = ob[order], eb[order], order
+    emax = int(se.max())
+    # Candidates start in (oa - emax, oa + ea): found by binary search, then checked.
+    lo = np.searchsorted(sb, oa - emax, side="right")
+    hi = np.searchsorted(sb, oa + ea, side="left")
+    count = hi - lo
+    k = np.nonzero(count == 1)[0]
+    j = lo[k]
+    clash = (si[j] != k) & (sb[j] + se[j] > oa[k]) & (ea[k] > 0) & (se[j] > 0)
+    if np.any(clash):
+        return False
+    for k in np.nonzero(count > 1)[0]:
+        for j in range(lo[k], hi[k]):
+            if si[j] != k and sb[j] + se[j] > oa[k] and ea[k] > 0 and se[j] > 0:
+                return False
+    return True
+
+
+class _LoopBatcher:
+    """Runs a `pto.loop` whose iterations are independent as whole-array numpy ops.
+
+    Static conditions (checked when the kernel is lowered): the body holds only index
+    arithmetic, views, assembles and row-local tile ops (elementwise, casts, reductions,
+    layout ops; no matmul, gather or topk, whose numpy kernels may round differently on
+    a different shape), no nested loops, branches or loop-state queries, and it never
+    reads (views) a memref it writes (assembles).
+
+    At run time the index arithmetic is evaluated for all iterations at once; iterations
+    are grouped by their valid shapes (a tail is its own group), the windows written by
+    different iterations must be disjoint, and every group of two or more iterations runs
+    once with a leading batch dim on its tiles (the others run one by one). Each tile op
+    is the same semantics call on an array with one more leading dim, and every op used
+    here computes each element (or each reduced row) independently of that dim, so the
+    bits equal the iteration-by-iteration run. Whenever something does not fit, the loop
+    runs iteration by iteration instead; that is always safe, because the iterations
+    only write memory the loop never reads.
+    """
+
+    def __init__(self, c: _Compiler, op: pto.LoopOp, general: Step):
+        self.iv = c.slot(op.induction_var)
+        self.general = general
+        previous = c.batch
+        c.batch = True
+        try:
+            self.body = c.block(op.body.block)
+            index_ops = [o for o in op.body.walk() if isinstance(o, _INDEX_OPS)]
+            self.index_steps = _sequence([(_rule_for(o)(c, o), o) for o in index_ops])  # type: ignore[misc]
+        finally:
+            c.batch = previous
+        shape_values: list[SSAValue] = []
+        self.assembles: list[tuple[int, _IndexList, _IndexList, int]] = []
+        for o in op.body.walk():
+            if isinstance(o, pto.ViewOp | pto.FullOp | pto.ReshapeOp):
+                shape_values += list(o.valid_shape)
+                shape_values += list(getattr(o, "sizes", ()))
+            if isinstance(o, pto.AssembleOp):
+                self.assembles.append(
+                    (
+                        c.slot(o.dst),
+                        _IndexList(c, o.mixed_offsets),
+                        _tile_extents(c, o.src),
+                        c.slot(o.src),
+                    )
+                )
+        self.shape_slots = sorted({c.slot(v) for v in shape_values})
+        self.runs = 0
+        """How many times the loop ran batched (for tests and benchmarks)."""
+
+    @staticmethod
+    def create(c: _Compiler, op: pto.LoopOp, general: Step) -> _LoopBatcher | None:
+        written: set[SSAValue] = set()
+        read: set[SSAValue] = set()
+        for o in op.body.walk():
+            if o is op:
+                continue
+            if not _batchable_op(o):
+                return None
+            if isinstance(o, pto.AssembleOp):
+                written.add(o.dst)
+            if isinstance(o, pto.ViewOp) and isinstance(o.source.type, MemRefType):
+                read.add(o.source)
+            for v in o.operands:
+                if not isinstance(v.type, TensorType | MemRefType | IndexType | IntegerType):
+                    # A float scalar computed in the loop would differ per iteration.
+                    if _defined_inside(v, op) and not isinstance(v.owner, arith.ConstantOp):
+                        return None
+        if not written or written & read:
+            return None
+        batcher = _LoopBatcher(c, op, general)
+        c.batchers.append(batcher)
+        return batcher
+
+    def try_run(self, env: Env, lb: int, ub: int, step: int) -> bool:
+        ivals = np.arange(lb, ub, step, dtype=np.int64)
+        n = len(ivals)
+        if n < 2:
+            return False
+        env[self.iv] = ivals
+        try:
+            with np.errstate(divide="raise", invalid="raise"):
+                self.index_steps(env)
+        except (TileirError, ArithmeticError, _Fallback):
+            return False
+        keys = [np.broadcast_to(np.asarray(env[s], dtype=np.int64), (n,)) for s in self.shape_slots]
+        if not self._disjoint(env, n):
+            return False
+        if keys:
+            _, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            groups = [np.nonzero(inverse == g)[0] for g in range(int(inverse.max()) + 1)]
+        else:
+            groups = [np.arange(n)]
+        try:
+            for g in groups:
+                if len(g) == 1:
+                    env[self.iv] = int(ivals[g[0]])
+                    self.general(env)
+                else:
+                    env[self.iv] = ivals[g]
+                    self.body(env)
+        except (_Fallback, TileirError):
+            # Run it again one iteration at a time; a real error is reported there.
+            return False
+        self.runs += 1
+        return True
+
+    def _disjoint(self, env: Env, n: int) -> bool:
+        by_dst: dict[int, list[tuple[list[np.ndarray], tuple[np.ndarray, ...]]]] = {}
+        for dst, offsets, extents, _ in self.assembles:
+            offs = [np.broadcast_to(np.asarray(o, dtype=np.int64), (n,)) for o in offsets(env)]
+            ext = tuple(np.broadcast_to(np.asarray(e, dtype=np.int64), (n,)) for e in extents(env))
+            by_dst.setdefault(id(env[dst]), []).append((offs, ext))
+        return all(_windows_disjoint(w, n) for w in by_dst.values())
+
+
+def _defined_inside(v: SSAValue, loop: Operation) -> bool:
+    owner = v.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _tile_extents(c: _Compiler, v: SSAValue) -> _IndexList:
+    """An upper bound of the extents a tile writes: its valid shape operands where the
+    tile comes straight from a view / full / reshape with `valid`, else its type's shape."""
+    owner = v.owner
+    if isinstance(owner, pto.ViewOp | pto.FullOp | pto.ReshapeOp):
+        valid = owner.mixed_valid_shape
+        if valid is not None:
+            return _IndexList(c, valid)
+    shape = _shape(v.type)
+    if DYNAMIC_INDEX in shape:
+        if isinstance(owner, pto.ViewOp | pto.FullOp):
+            it = iter(owner.sizes)
+            return _IndexList(c, [next(it) if s == DYNAMIC_INDEX else s for s in shape])
+        return _IndexList(c, [2**62 if s == DYNAMIC_INDEX else s for s in shape])
+    return _IndexList(c, list(shape))
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+class Plan:
+    """A kernel lowered for the numpy back end; call it with input arrays by name.
+
+    >>> plan = compile_kernel(module)        # doctest: +SKIP
+    >>> outputs = plan({"x": x})             # {"out": array}
+    """
+
+    def __init__(self, kernel: pto.KernelOp, vectorize: bool = True):
+        self.kernel = kernel
+        self.name = kernel.sym_name.data
+        self.arg_names = kernel.names
+        args = kernel.body.block.args
+        self.arg_types = {n: a.type for n, a in zip(self.arg_names, args)}
+        written = {o.dst for o in kernel.walk() if isinstance(o, pto.AssembleOp) and o.dst in args}
+        self.outputs = [n for n, a in zip(self.arg_names, args) if a in written]
+        """Arguments some assemble writes: returned; zero-initialised unless given."""
+        self.inputs = [n for n in self.arg_names if n not in self.outputs]
+        """Arguments never written: required inputs."""
+        c = _Compiler()
+        self._arg_slots = [c.slot(a) for a in args]
+        c.vectorize = vectorize
+        self._body = c.block(kernel.body.block)
+        self._template = c.template
+        self._batchers = c.batchers
+
+    @property
+    def batched_runs(self) -> int:
+        """How many loop executions so far ran as whole-array (batched) numpy ops."""
+        return sum(b.runs for b in self._batchers)
+
+    def dtype(self, name: str) -> np.dtype:
+        return numpy_dtype(self.arg_types[name])
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The declared shape of an argument, -1 for a dynamic dim."""
+        return tuple(-1 if s == DYNAMIC_INDEX else s for s in _shape(self.arg_types[name]))
+
+    def _bind(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        k = self.kernel
+        unknown = sorted(set(inputs) - set(self.arg_names))
+        if unknown:
+            raise error_at(
+                k,
+                f"kernel @{self.name} has no argument {unknown[0]!r} "
+                f"(its arguments: {', '.join(self.arg_names)})",
+            )
+        missing = [n for n in self.inputs if n not in inputs]
+        if missing:
+            raise error_at(
+                k,
+                f"kernel @{self.name}: missing input {missing[0]!r} ({self._describe(missing[0])})",
+            )
+        dims: dict[str, tuple[int, str]] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for name in self.arg_names:
+            if name not in inputs:
+                continue
+            x = np.asarray(inputs[name])
+            if x.dtype != self.dtype(name):
+                raise error_at(
+                    k,
+                    f"kernel @{self.name}: input {name!r} has dtype {x.dtype}, expected "
+                    f"{self.dtype(name)} ({self._describe(name)})",
+                )
+            declared = self.shape(name)
+            if x.ndim != len(declared) or any(
+                d != -1 and d != s for d, s in zip(declared, x.shape)
+            ):
+                raise error_at(
+                    k,
+                    f"kernel @{self.name}: input {name!r} has shape {list(x.shape)}, "
+                    f"expected {self._describe(name)}",
+                )
+            names = iter(k.dynamic_names(name))
+            for d, s in zip(declared, x.shape):
+                if d != -1:
+                    continue
+                sym = next(names)
+                if sym in dims and dims[sym][0] != s:
+                    raise error_at(
+                        k,
+                        f"kernel @{self.name}: dynamic dim {sym} is {dims[sym][0]} in "
+                        f"{dims[sym][1]!r} but {s} in {name!r}",
+                    )
+                dims[sym] = (s, name)
+            arrays[name] = np.array(x, copy=True, order="C")
+        for name in self.outputs:
+            if name in arrays:
+                continue
+            names = iter(k.dynamic_names(name))
+            shape = []
+            for d in self.shape(name):
+                if d == -1:
+                    sym = next(names)
+                    if sym not in dims:
+                        raise error_at(
+                            k,
+                            f"kernel @{self.name}: cannot size output {name!r}: its dynamic "
+                            f"dim {sym} is not set by any input",
+                        )
+                    d = dims[sym][0]
+                shape.append(d)
+            arrays[name] = np.zeros(shape, self.dtype(name))
+        return arrays
+
+    def _describe(self, name: str) -> str:
+        dyn = iter(self.kernel.dynamic_names(name))
+        dims = [str(next(dyn)) if d == -1 else str(d) for d in self.shape(name)]
+        return f"[{', '.join(dims)}] {self.dtype(name)}"
+
+    def __call__(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        arrays = self._bind(inputs)
+        env = list(self._template)
+        for name, s in zip(self.arg_names, self._arg_slots):
+            env[s] = arrays[name]
+        with np.errstate(all="ignore"):
+            self._body(env)
+        return {n: arrays[n] for n in self.outputs}
+
+
+def find_kernel(module: ModuleOp | pto.KernelOp, kernel: str | None = None) -> pto.KernelOp:
+    """The kernel named `kernel`, or the only kernel of the module."""
+    if isinstance(module, pto.KernelOp):
+        return module
+    kernels = [op for op in module.walk() if isinstance(op, pto.KernelOp)]
+    if kernel is not None:
+        for k in kernels:
+            if k.sym_name.data == kernel:
+                return k
+        names = ", ".join(f"@{k.sym_name.data}" for k in kernels) or "none"
+        raise TileirError(f"error: no kernel @{kernel} in the module (kernels: {names})")
+    if len(kernels) != 1:
+        names = ", ".join(f"@{k.sym_name.data}" for k in kernels) or "none"
+        raise TileirError(
+            f"error: the module has {len(kernels)} kernels ({names}); name one with kernel="
+        )
+    return kernels[0]
+
+
+def compile_kernel(
+    module: ModuleOp | pto.KernelOp, kernel: str | None = None, *, vectorize: bool = True
+) -> Plan:
+    """Lower a kernel once; the plan runs it on any inputs. `vectorize=False` runs
+    every loop iteration by iteration (the reference for the batched path)."""
+    return Plan(find_kernel(module, kernel), vectorize=vectorize)
+
+
+def run(
+    module: ModuleOp | pto.KernelOp,
+    inputs: Mapping[str, np.ndarray],
+    kernel: str | None = None,
+    *,
+    vectorize: bool = True,
+) -> dict[str, np.ndarray]:
+    """Run a kernel on numpy arrays (by argument name); returns the arrays of the
+    arguments it writes (outputs and in-out tensors) by name. Inputs are copied, never
+    modified; outputs not given start as zeros."""
+    return compile_kernel(module, kernel, vectorize=vectorize)(inputs)
+
+
+def random_inputs(
+    module: ModuleOp | pto.KernelOp,
+    kernel: str | None = None,
+    seed: int = 0,
+    dims: Mapping[str, int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Random arrays for a kernel's required inputs, in their declared dtypes.
+
+    Floats are standard normal (rounded to the dtype); integers are in [0, 4), so that
+    they are in range as indices of gather / index_select on any dim of size >= 4; bools
+    are fair coins. Dynamic dims take their size from `dims` (by symbol name), else 16.
+    """
+    plan = compile_kernel(module, kernel)
+    rng = np.random.default_rng(seed)
+    k = plan.kernel
+    out: dict[str, np.ndarray] = {}
+    for name in plan.inputs:
+        syms = iter(k.dynamic_names(name))
+        shape = [(dims or {}).get(next(syms), 16) if d == -1 else d for d in plan.shape(name)]
+        dtype = plan.dtype(name)
+        if dtype == np.bool_:
+            out[name] = rng.integers(0, 2, shape).astype(bool)
+        elif dtype.kind in "iu":
+            out[name] = rng.integers(0, 4, shape).astype(dtype)
+        else:
+            out[name] = rng.standard_normal(shape).astype(np.float32).astype(dtype)
+    return out
