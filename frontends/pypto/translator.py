@@ -328,6 +328,8 @@ class Translator:
         self.entry_block: Block | None = None
         self.entry_last: Operation | None = None
         self.workspace_count = 0
+        self.open_blocks: list[Block] = []
+        self.index_constants: dict[tuple[int, int], SSAValue] = {}
 
     # ----------------------------------------------------------------------- errors
 
@@ -613,6 +615,8 @@ class Translator:
         self.entry_block = block
         self.entry_last = None
         self.builder = Builder(InsertPoint.at_end(block))
+        self.open_blocks = [block]
+        self.index_constants = {}
         self.frames = [_Frame(node.name, 0, True)]
         self.region_depth = 0
         try:
@@ -667,7 +671,16 @@ class Translator:
             return v
         if isinstance(v, bool) or not isinstance(v, int):
             self.fail(node, f"expected an integer index, got {describe(v)}")
-        return self.emit(arith.ConstantOp(IntegerAttr(v, IndexType())), node).results[0]
+        # One constant per value in each open block: a constant of an enclosing block
+        # dominates everything built after it, so inner blocks reuse it.
+        for block in reversed(self.open_blocks):
+            cached = self.index_constants.get((id(block), v))
+            if cached is not None:
+                return cached
+        result = self.emit(arith.ConstantOp(IntegerAttr(v, IndexType())), node).results[0]
+        if self.open_blocks:
+            self.index_constants[(id(self.open_blocks[-1]), v)] = result
+        return result
 
     def mixed(self, values: Any, node: ast.AST, what: str) -> list[int | SSAValue]:
         """A Python list of ints / index values (`[i * T, 0]`) as a mixed index list."""
@@ -1012,11 +1025,13 @@ class Translator:
         saved = self.builder.insertion_point
         self.builder.insertion_point = InsertPoint.at_end(block)
         self.region_depth += 1
+        self.open_blocks.append(block)
         try:
             yield
         except _LoopControl as c:
             raise self.error(None, f"`{c.kind}` inside pypto.loop or a runtime `if`") from None
         finally:
+            self.open_blocks.pop()
             self.region_depth -= 1
             self.builder.insertion_point = saved
 
@@ -1162,9 +1177,10 @@ class Translator:
         for op in (then_block.last_op, else_block.last_op):
             assert op is not None
             op.location = self.loc(stmt)
-        if_op = scf.IfOp(
-            cond, [t.type for _, t, _ in results], Region(then_block), Region(else_block)
-        )
+        else_region = Region(else_block)
+        if not results and len(else_block.ops) == 1:
+            else_region = Region()  # no `else`: print `scf.if %c { ... }`
+        if_op = scf.IfOp(cond, [t.type for _, t, _ in results], Region(then_block), else_region)
         self.emit(if_op, stmt)
         for (name, _, _), res in zip(results, if_op.results):
             res.name_hint = name
