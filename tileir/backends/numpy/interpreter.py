@@ -1034,9 +1034,9 @@ def _yield_copy(c: _Compiler, block: Block, results: Sequence[SSAValue]) -> Step
     return copy
 
 
-@rule(pto.StageOp)
+@rule(pto.StageOp, pto.StitchOp)
 def _stage(c: _Compiler, op: Operation) -> Step:
-    assert isinstance(op, pto.StageOp)
+    assert isinstance(op, pto.StageOp | pto.StitchOp)
     body = c.block(op.body.block)
     out = _yield_copy(c, op.body.block, op.outputs)
     if out is None:
@@ -1194,6 +1194,7 @@ _BATCHABLE: tuple[type[Operation], ...] = (
     pto.GathermaskOp,
     pto.TransferOp,
     pto.StageOp,
+    pto.StitchOp,
     pto.YieldOp,
     pto.SetVecTileShapesOp,
     pto.SetCubeTileShapesOp,

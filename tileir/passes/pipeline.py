@@ -1,0 +1,118 @@
+"""`default`: tileir's named pipeline, `tileir-opt -p default`.
+
+Order, and why:
+
+1. `canonicalize`, `cse` - fold the frontend's index arithmetic so later passes see
+   constants;
+2. `inplace-reshape` - decided per reshape on the user's program, before copies exist;
+3. `vc-split`, `semantic-labels` - stages (and their labels) are formed on one iteration,
+   so that unrolling then copies whole stages and `stitch` can interleave iteration k's
+   Cube stage with iteration k+1's Vector stage;
+4. `loop-unroll` - only loops that carry an `unroll_list` (the user asked PyPTO to unroll
+   them, so the explicit form is what PyPTO would compile anyway); no factors are
+   invented: PyPTO's cost model made a one-row loop slower when unrolled, and fewer,
+   larger tiles are what make kernels faster;
+5. `canonicalize`, `cse` - fold the unrolled index arithmetic (`j + 1`, ...);
+6. `stitch` - groups of at most `max-functions` iterations (default: the kernel's own
+   `stitch_function_max_num`, else PyPTO's 128, so PyPTO's runtime behaviour does not
+   change unless asked);
+7. `dce`.
+
+The IR is verified after every pass (a failure names the pass it followed). Options of
+the passes are options of the pipeline: `default{unroll-factors=4,2,1 max-functions=8}`;
+for anything else spell the pipeline out:
+`tileir-opt -p 'vc-split,semantic-labels,loop-unroll{max-body-ops=512},stitch'`.
+Passes that are not installed (written in parallel) are skipped.
+
+```mlir
+// before
+pto.loop %i = %c0 to %c13 step %c1 name "rows" unroll [8, 4, 2, 1] { ... }
+// after -p default
+pto.loop %i = %c0 to %c8 step %c8 name "rows_LoopUnroll8" {
+  pto.stitch size 8 max 128 { ... 8 iterations, interleaved ... }
+}
+pto.loop ... name "rows_LoopUnroll4" { pto.stitch size 4 max 128 { ... } }
+pto.loop ... name "rows_LoopUnroll1" { ... }
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import (
+    CommonSubexpressionElimination,
+)
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from tileir.passes.loop_unroll import LoopUnrollPass
+from tileir.passes.stitch import StitchPass
+
+
+def _optional(name: str) -> type[ModulePass] | None:
+    """A pass of another module, or None while it does not exist yet."""
+    from tileir.passes import get_all_passes
+
+    factory = get_all_passes().get(name)
+    if factory is None:
+        return None
+    try:
+        return factory()
+    except ImportError:
+        return None
+
+
+def _verify(module: ModuleOp, after: str) -> None:
+    from tileir.diagnostics import verify_located
+
+    verify_located(module, f"after pass '{after}'")
+
+
+@dataclass(frozen=True)
+class DefaultPipelinePass(ModulePass):
+    """The default pipeline; see the module docstring for its order."""
+
+    name = "default"
+
+    unroll_factors: tuple[int, ...] | None = None
+    """Unroll list for every loop (default: only loops with their own unroll_list)."""
+
+    unroll_max_body_ops: int | None = None
+    """Cap on a loop body's size after unrolling."""
+
+    unroll_loops: tuple[str, ...] | None = None
+    """Only unroll loops with these names."""
+
+    max_functions: int | None = None
+    """Stitch group size (PyPTO's stitch_function_max_num)."""
+
+    interleave: bool = True
+    """Interleave iterations inside a stitch group."""
+
+    unroll: bool = True
+    """Run loop-unroll and stitch at all."""
+
+    def passes(self) -> list[ModulePass]:
+        steps: list[ModulePass] = [CanonicalizePass(), CommonSubexpressionElimination()]
+        for name in ("inplace-reshape", "vc-split", "semantic-labels"):
+            cls = _optional(name)
+            if cls is not None:
+                steps.append(cls())
+        if self.unroll:
+            steps += [
+                LoopUnrollPass(self.unroll_factors, self.unroll_max_body_ops, self.unroll_loops),
+                CanonicalizePass(),
+                CommonSubexpressionElimination(),
+                StitchPass(self.max_functions, self.interleave),
+            ]
+        steps.append(DeadCodeElimination())
+        return steps
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in self.passes():
+            p.apply(ctx, op)
+            _verify(op, p.name)

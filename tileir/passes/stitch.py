@@ -1,0 +1,682 @@
+"""`stitch`: group consecutive loop iterations into `pto.stitch` graphs and interleave
+them where dependencies allow.
+
+In PyPTO, `runtime_options.stitch_function_max_num` (1..1024, default 128) is how many
+root functions (graphs of loop iterations) the device scheduler submits together as one
+stitched task, so that Vector and Cube work of different iterations overlaps. After
+`loop-unroll`, a chunk loop's body holds `p` iterations side by side; this pass makes
+the grouping explicit and checkable:
+
+- the iterations ("functions") of each unrolled body are cut into runs of at most
+  `max-functions` consecutive iterations; each run becomes one `pto.stitch` op
+  (`size` = iterations in it); bodies that hold a single iteration are left alone;
+- inside a group the ops of different iterations are interleaved (iteration k's op at
+  position p next to iteration k+1's op at position p-1, a software-pipelined order) by a
+  list scheduler that keeps every dependency: SSA uses; memory effects (two accesses to
+  the same buffer of which one writes keep their order unless their static windows are
+  provably disjoint, so loop-carried workspace state such as online-softmax accumulators
+  is never reordered); the tile-shape / semantic-label settings, which are statements
+  in program order (a setting that repeats the one in force is dropped, the others order
+  every pto op around them); and any op whose effects are unknown is a barrier;
+- the kernel's `jit_options.runtime_options.stitch_function_max_num` is set to
+  `max-functions`, for the emitter to pass on to PyPTO;
+- `stitch_report(module)` (and the `report` option, which prints it to stderr) gives
+  the groups, their sizes and the workspace they need by PyPTO-Gym's formula
+  `workspace = total_slot x (stitch_function_max_num + 1) x parallelism`, with
+  `total_slot` modelled as the bytes of tiles one iteration produces.
+
+Iterations are told apart the way `loop-unroll` writes them: iteration k of a chunk loop
+with index `j` starts with `arith.addi j, k*step`; every op belongs to the iteration of
+the last such op before it.
+
+```mlir
+// before (max-functions = 2)
+pto.loop %j = %c0 to %c12 step %c4 name "rows_LoopUnroll4" {
+  %c1 = arith.constant 1 : index  ...
+  %a0 = pto.view %x[%j, 0] ...     %r0 = pto.exp %a0 ...   pto.assemble %r0 into %out[%j, 0] ...
+  %j1 = arith.addi %j, %c1 : index
+  %a1 = pto.view %x[%j1, 0] ...    %r1 = pto.exp %a1 ...   pto.assemble %r1 into %out[%j1, 0] ...
+  ... iterations 2 and 3 ...
+}
+// after
+pto.loop %j = %c0 to %c12 step %c4 name "rows_LoopUnroll4" {
+  %c1 = arith.constant 1 : index  ...
+  pto.stitch size 2 max 2 {
+    %a0 = pto.view %x[%j, 0] ...
+    %j1 = arith.addi %j, %c1 : index
+    %r0 = pto.exp %a0 ...
+    %a1 = pto.view %x[%j1, 0] ...
+    ...
+  }
+  pto.stitch size 2 max 2 { ... iterations 2 and 3 ... }
+}
+```
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
+
+from tileir.dialect.dtypes import BY_MLIR
+from tileir.dialect.pto import (
+    MAX_STITCH_FUNCTIONS,
+    AssembleOp,
+    KernelOp,
+    LoopOp,
+    LoopUnrollOp,
+    SetCubeTileShapesOp,
+    SetSemanticLabelOp,
+    SetVecTileShapesOp,
+    StageOp,
+    StitchOp,
+    TensorOp,
+    ViewOp,
+    YieldOp,
+    constant_index,
+)
+
+DEFAULT_MAX_FUNCTIONS = 128
+"""PyPTO's default `stitch_function_max_num`."""
+
+_SETTINGS: dict[type[Operation], str] = {
+    SetVecTileShapesOp: "vec",
+    SetCubeTileShapesOp: "cube",
+    SetSemanticLabelOp: "label",
+}
+_KINDS = tuple(_SETTINGS.values())
+_STRUCTURE = (StageOp, StitchOp, YieldOp, LoopOp, LoopUnrollOp)
+"""pto ops that only hold other ops and use no setting themselves."""
+
+
+# --------------------------------------------------------------------------- index forms
+
+
+@dataclass(frozen=True)
+class Linear:
+    """`const + sum(coeff * base)` over opaque index values: enough to prove that two
+    windows `[%j + 1]` and `[%j + 2]` do not overlap."""
+
+    const: int
+    terms: frozenset[tuple[SSAValue, int]] = frozenset()
+
+    def plus(self, other: Linear, sign: int = 1) -> Linear:
+        coeffs: dict[SSAValue, int] = dict(self.terms)
+        for v, c in other.terms:
+            coeffs[v] = coeffs.get(v, 0) + sign * c
+        return Linear(
+            self.const + sign * other.const,
+            frozenset((v, c) for v, c in coeffs.items() if c),
+        )
+
+    def scaled(self, k: int) -> Linear:
+        if k == 0:
+            return Linear(0)
+        return Linear(self.const * k, frozenset((v, c * k) for v, c in self.terms))
+
+
+class _IndexForms:
+    """Memoised `Linear` forms of index values (through constant, addi, subi, muli)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[SSAValue, Linear] = {}
+
+    def of(self, value: int | SSAValue) -> Linear:
+        if isinstance(value, int):
+            return Linear(value)
+        if value in self.memo:
+            return self.memo[value]
+        form = self._compute(value)
+        self.memo[value] = form
+        return form
+
+    def _compute(self, value: SSAValue) -> Linear:
+        c = constant_index(value)
+        if c is not None:
+            return Linear(c)
+        op = value.owner
+        if isinstance(op, arith.AddiOp):
+            return self.of(op.lhs).plus(self.of(op.rhs))
+        if isinstance(op, arith.SubiOp):
+            return self.of(op.lhs).plus(self.of(op.rhs), -1)
+        if isinstance(op, arith.MuliOp):
+            a, b = self.of(op.lhs), self.of(op.rhs)
+            if not b.terms:
+                return a.scaled(b.const)
+            if not a.terms:
+                return b.scaled(a.const)
+        return Linear(0, frozenset({(value, 1)}))
+
+
+# --------------------------------------------------------------------------- effects
+
+
+@dataclass(frozen=True)
+class Access:
+    """A read or write of `buffer`; `window` is one (offset, size) per dim, None for
+    the whole buffer (size None: not known statically)."""
+
+    buffer: SSAValue
+    write: bool
+    window: tuple[tuple[Linear, int | None], ...] | None
+
+    def disjoint(self, other: Access) -> bool:
+        if self.window is None or other.window is None:
+            return False
+        for (a, sa), (b, sb) in zip(self.window, other.window):
+            if a.terms != b.terms:
+                continue
+            d = b.const - a.const
+            if (sa is not None and d >= sa) or (sb is not None and -d >= sb):
+                return True
+        return False
+
+
+def _window(
+    forms: _IndexForms, offsets: Sequence[int | SSAValue], shape: Sequence[int]
+) -> tuple[tuple[Linear, int | None], ...]:
+    return tuple((forms.of(o), None if s == DYNAMIC_INDEX else s) for o, s in zip(offsets, shape))
+
+
+Setting = tuple[object, ...] | None
+"""A setting's value (op name and properties); None when not known statically."""
+
+
+@dataclass
+class _Effects:
+    """What one top-level op of a group does, its nested ops included. Settings are
+    statements that hold until the next one: `reads` are the kinds the op's pto ops
+    use before the op sets them itself; `writes` the value each kind has after it."""
+
+    accesses: list[Access] = field(default_factory=list)
+    writes: dict[str, Setting] = field(default_factory=dict)
+    reads: set[str] = field(default_factory=set)
+    barrier: bool = False
+
+
+def _conditional(op: Operation, top: Operation) -> bool:
+    """Whether `op` may not run when `top` runs (it sits in a loop or a branch)."""
+    parent = op.parent_op()
+    while parent is not None and parent is not top:
+        if not isinstance(parent, StageOp | StitchOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
+    fx = _Effects()
+    definite: set[str] = set()
+    for op in top.walk():
+        kind = _SETTINGS.get(type(op))
+        if kind is not None:
+            if _conditional(op, top):
+                fx.writes[kind] = None
+            else:
+                fx.writes[kind] = _setting_key(op)
+                definite.add(kind)
+            continue
+        if op.name.startswith("pto.") and not isinstance(op, _STRUCTURE):
+            fx.reads.update(k for k in _KINDS if k not in definite)
+        if isinstance(op, ViewOp):
+            if isinstance(op.source.type, MemRefType):
+                shape = op.result.type.get_shape()
+                fx.accesses.append(
+                    Access(op.source, False, _window(forms, op.mixed_offsets, shape))
+                )
+            continue
+        if isinstance(op, AssembleOp):
+            shape = op.src.type.get_shape()
+            fx.accesses.append(Access(op.dst, True, _window(forms, op.mixed_offsets, shape)))
+            continue
+        if isinstance(op, TensorOp):
+            fx.accesses.append(Access(op.result, True, None))
+            continue
+        if op.regions or op.has_trait(IsTerminator):
+            continue  # region ops act through their contents, walked here too
+        effects = get_effects(op)
+        if effects is None:
+            fx.barrier = True
+            continue
+        for e in effects:
+            if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
+                fx.accesses.append(Access(e.value, e.kind != MemoryEffectKind.READ, None))
+            else:
+                fx.barrier = True
+    return fx
+
+
+def _setting_key(op: Operation) -> tuple[object, ...]:
+    return (op.name, tuple(sorted(op.properties.items())))
+
+
+# --------------------------------------------------------------------------- iterations
+
+
+def _iteration_starts(block: Block, forms: _IndexForms) -> dict[Operation, int]:
+    """`arith.addi j, d` ops of a loop body (j its index, d > 0 a multiple of the
+    original step): the k-th distinct d starts iteration k. The chunk loop's own step is
+    p times the original one, so the deltas are ranked rather than divided."""
+    loop = block.parent_op()
+    if not isinstance(loop, LoopOp | LoopUnrollOp):
+        return {}
+    j = Linear(0, frozenset({(block.args[0], 1)}))
+    keyed: dict[Operation, tuple[SSAValue | None, int]] = {}
+    for op in block.ops:
+        if not isinstance(op, arith.AddiOp):
+            continue
+        delta = forms.of(op.result).plus(j, -1)
+        if not delta.terms and delta.const > 0:
+            keyed[op] = (None, delta.const)
+        elif delta.const == 0 and len(delta.terms) == 1:
+            ((v, c),) = delta.terms
+            if c > 0 and not isinstance(v.owner, Block | arith.ConstantOp):
+                keyed[op] = (v, c)
+            elif c > 0:
+                keyed[op] = (v, c)
+    bases = {b for b, _ in keyed.values()}
+    if len(bases) != 1:
+        return {}  # not the shape loop-unroll writes: one group
+    ranks = {c: k + 1 for k, c in enumerate(sorted({c for _, c in keyed.values()}))}
+    return {op: ranks[c] for op, (_, c) in keyed.items()}
+
+
+def iteration_ids(block: Block, forms: _IndexForms | None = None) -> list[int]:
+    """The iteration each op of an unrolled loop body belongs to, in program order."""
+    starts = _iteration_starts(block, forms or _IndexForms())
+    ids: list[int] = []
+    current = 0
+    for op in block.ops:
+        current = max(current, starts.get(op, current))
+        ids.append(current)
+    return ids
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+def _differ(a: Setting, b: Setting) -> bool:
+    return a is None or b is None or a != b
+
+
+class _SettingOrder:
+    """Ordering constraints from one kind of setting (vec tile, cube tile, label).
+
+    With `seen(R)` the value in force at reader R in program order, a reorder keeps
+    every reader's value and the final value when: R stays after the last earlier
+    writer, and after the last earlier writer of every value other than seen(R); a
+    writer of value U stays after every earlier reader that saw another value; writers
+    of one value keep their order; and the last writer stays after the last writer of
+    every other value. Writers of the same value commute, so iterations that each set
+    the same tile shapes still interleave."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.state: Setting = None
+        self.last: int | None = None
+        self.last_writer: dict[Setting, int] = {}
+        self.none_writers: list[int] = []
+        self.readers: dict[Setting, list[int]] = {}
+        self.consumed: dict[tuple[Setting, Setting], int] = {}
+
+    def add(self, n: int, fx: _Effects, deps: set[int]) -> None:
+        if self.kind in fx.reads:
+            seen = self.state
+            if self.last is not None:
+                deps.add(self.last)
+            deps.update(w for v, w in self.last_writer.items() if _differ(v, seen))
+            self.readers.setdefault(seen, []).append(n)
+        if self.kind not in fx.writes:
+            return
+        value = fx.writes[self.kind]
+        if value in self.last_writer:
+            deps.add(self.last_writer[value])
+        for seen, readers in self.readers.items():
+            if not _differ(seen, value):
+                continue
+            start = self.consumed.get((seen, value), 0)
+            deps.update(r for r in readers[start:] if r != n)
+            self.consumed[(seen, value)] = len(readers)
+        if value is None:
+            # Unknown values order against every other writer.
+            deps.update(self.last_writer.values())
+        elif None in self.last_writer:
+            deps.add(self.last_writer[None])
+        self.last_writer[value] = n
+        self.state = value
+        self.last = n
+
+    def finish(self, preds: list[set[int]]) -> None:
+        if self.last is None:
+            return
+        final = self.state
+        preds[self.last].update(
+            w for v, w in self.last_writer.items() if w != self.last and _differ(v, final)
+        )
+
+
+def _dependencies(ops: Sequence[Operation], forms: _IndexForms) -> list[set[int]]:
+    """For each op, the indices of the earlier ops it must stay after."""
+    position = {op: n for n, op in enumerate(ops)}
+    block = ops[0].parent_block() if ops else None
+    preds: list[set[int]] = [set() for _ in ops]
+    by_buffer: dict[SSAValue, list[tuple[int, Access]]] = {}
+    settings = {k: _SettingOrder(k) for k in _KINDS}
+    last_barrier: int | None = None
+
+    def top_level(value: SSAValue) -> int | None:
+        owner = value.owner
+        op = owner.parent_op() if isinstance(owner, Block) else owner
+        while op is not None and op.parent_block() is not block:
+            op = op.parent_op()
+        return position.get(op) if op is not None else None
+
+    for n, op in enumerate(ops):
+        deps = preds[n]
+        for inner in op.walk():
+            for operand in inner.operands:
+                p = top_level(operand)
+                if p is not None and p != n:
+                    deps.add(p)
+        fx = _effects_of(op, forms)
+        if last_barrier is not None:
+            deps.add(last_barrier)
+        if fx.barrier:
+            deps.update(range(n))
+            last_barrier = n
+        for acc in fx.accesses:
+            seen = by_buffer.setdefault(acc.buffer, [])
+            for m, prev in reversed(seen):
+                if m == n or not (prev.write or acc.write) or prev.disjoint(acc):
+                    continue
+                deps.add(m)
+                if prev.write and prev.window is not None and prev.window == acc.window:
+                    break  # everything before `prev` that overlaps is ordered before it
+            seen.append((n, acc))
+        for order in settings.values():
+            order.add(n, fx, deps)
+        deps.discard(n)
+    for order in settings.values():
+        order.finish(preds)
+    return preds
+
+
+def interleave(ops: Sequence[Operation], ids: Sequence[int], forms: _IndexForms) -> list[int]:
+    """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
+    of iteration k+1 (the smallest `local position + iteration` first)."""
+    preds = _dependencies(ops, forms)
+    succs: list[list[int]] = [[] for _ in ops]
+    waiting = [len(p) for p in preds]
+    for n, p in enumerate(preds):
+        for m in p:
+            succs[m].append(n)
+    local: list[int] = []
+    counts: dict[int, int] = {}
+    for i in ids:
+        local.append(counts.get(i, 0))
+        counts[i] = local[-1] + 1
+    first = min(ids) if ids else 0
+    heap = [(local[n] + ids[n] - first, ids[n], n) for n in range(len(ops)) if not waiting[n]]
+    heapq.heapify(heap)
+    order: list[int] = []
+    while heap:
+        *_, n = heapq.heappop(heap)
+        order.append(n)
+        for s in succs[n]:
+            waiting[s] -= 1
+            if not waiting[s]:
+                heapq.heappush(heap, (local[s] + ids[s] - first, ids[s], s))
+    assert len(order) == len(ops), "stitch: dependency cycle"
+    return order
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _tile_bytes(t: Attribute) -> int:
+    if not isinstance(t, TensorType) or DYNAMIC_INDEX in t.get_shape():
+        return 0
+    entry = BY_MLIR.get(t.get_element_type())
+    size = entry.numpy.itemsize if entry is not None else 4
+    n = 1
+    for s in t.get_shape():
+        n *= s
+    return n * size
+
+
+@dataclass(frozen=True)
+class StitchGroup:
+    loop: str
+    size: int
+    slot_bytes: int
+    """Bytes of the tiles the group's iterations produce, per iteration (largest)."""
+
+
+@dataclass(frozen=True)
+class StitchReport:
+    """What `stitch` formed, read back from the IR (so it also describes a module that
+    was stitched earlier and printed)."""
+
+    max_functions: int
+    parallelism: int
+    groups: tuple[StitchGroup, ...]
+
+    @property
+    def total_slot_bytes(self) -> int:
+        return max((g.slot_bytes for g in self.groups), default=0)
+
+    @property
+    def workspace_bytes(self) -> int:
+        """PyPTO-Gym: total_slot x (stitch_function_max_num + 1) x parallelism."""
+        return self.total_slot_bytes * (self.max_functions + 1) * self.parallelism
+
+    def summary(self) -> str:
+        sizes = [g.size for g in self.groups]
+        return (
+            f"stitch: {len(sizes)} groups, sizes {sizes}, max_functions {self.max_functions}, "
+            f"workspace {self.total_slot_bytes} B/slot x ({self.max_functions} + 1) x "
+            f"{self.parallelism} = {self.workspace_bytes} B"
+        )
+
+
+def stitch_report(module: Operation, parallelism: int = 1) -> StitchReport:
+    groups: list[StitchGroup] = []
+    most = DEFAULT_MAX_FUNCTIONS
+    for op in module.walk():
+        if not isinstance(op, StitchOp):
+            continue
+        most = op.max_functions.value.data
+        loop = op.parent_op()
+        name = getattr(loop, "loop_name", None)
+        size = op.size.value.data
+        produced = sum(_tile_bytes(r.type) for o in op.body.walk() for r in o.results)
+        groups.append(
+            StitchGroup(name.data if name is not None else "", size, -(-produced // size))
+        )
+    return StitchReport(most, parallelism, tuple(groups))
+
+
+# --------------------------------------------------------------------------- rewriting
+
+
+def _drop_repeated_settings(ops: Iterable[Operation]) -> list[Operation]:
+    """Erase settings that repeat the one in force; they are no-ops, and keeping them
+    would order every op of one iteration before the next iteration's ops."""
+    current: dict[str, tuple[object, ...] | None] = {}
+    kept: list[Operation] = []
+    for op in ops:
+        kind = _SETTINGS.get(type(op))
+        if kind is not None:
+            key = _setting_key(op)
+            if current.get(kind) == key:
+                op.detach()
+                op.erase()
+                continue
+            current[kind] = key
+        elif op.regions:
+            for inner in op.walk():
+                inner_kind = _SETTINGS.get(type(inner))
+                if inner_kind is not None:
+                    current[inner_kind] = None
+        kept.append(op)
+    return kept
+
+
+def _wrap(ops: list[Operation], size: int, most: int) -> StitchOp:
+    """Move `ops` (in order) into a new `pto.stitch`; values used after it leave it as
+    results."""
+    members = set(ops)
+    escaping: list[SSAValue] = []
+    for op in ops:
+        for r in op.results:
+            if any(_top_in(use.operation, members) is None for use in r.uses):
+                escaping.append(r)
+    block = Block()
+    stitch = StitchOp(size, most, block, [v.type for v in escaping])
+    anchor = ops[0]
+    parent = anchor.parent_block()
+    assert parent is not None
+    parent.insert_op_before(stitch, anchor)
+    for op in ops:
+        op.detach()
+        block.add_op(op)
+    block.add_op(YieldOp(*escaping))
+    for value, result in zip(escaping, stitch.outputs):
+        value.replace_uses_with_if(result, lambda use: _top_in(use.operation, members) is None)
+    return stitch
+
+
+def _top_in(op: Operation, members: set[Operation]) -> Operation | None:
+    while op is not None and op not in members:
+        op = op.parent_op()  # type: ignore[assignment]
+    return op
+
+
+@dataclass
+class StitchLoopBody(RewritePattern):
+    """Groups and interleaves the iterations of one unrolled loop body."""
+
+    max_functions: int
+    interleave: bool = True
+    forms: _IndexForms = field(default_factory=_IndexForms)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, LoopOp | LoopUnrollOp):
+            return
+        block = op.body.block
+        ids = iteration_ids(block, self.forms)
+        if not ids or max(ids) == 0:
+            return
+        # Constants go first: moving them earlier is always legal, and they are then
+        # shared by the groups instead of leaving one as a result.
+        body = [o for o in block.ops if not isinstance(o, YieldOp)]
+        for o in body:
+            if isinstance(o, arith.ConstantOp):
+                o.detach()
+                block.insert_op_before(o, block.first_op)  # type: ignore[arg-type]
+        by_group: dict[int, list[Operation]] = {}
+        iteration_of: dict[Operation, int] = {}
+        for o, i in zip(block.ops, iteration_ids(block, self.forms)):
+            if isinstance(o, arith.ConstantOp | YieldOp):
+                continue
+            by_group.setdefault(i // self.max_functions, []).append(o)
+            iteration_of[o] = i
+        for group in by_group.values():
+            group = _drop_repeated_settings(group)
+            if not group:
+                continue
+            members = sorted({iteration_of[o] for o in group})
+            if self.interleave and len(members) > 1:
+                order = interleave(group, [iteration_of[o] for o in group], self.forms)
+                group = [group[n] for n in order]
+            _wrap(group, len(members), self.max_functions)
+        rewriter.has_done_action = True
+
+
+def _set_runtime_option(kernel: KernelOp, most: int) -> None:
+    options = dict(kernel.jit_options.data) if kernel.jit_options is not None else {}
+    runtime = options.get("runtime_options")
+    entries = dict(runtime.data) if isinstance(runtime, DictionaryAttr) else {}
+    entries["stitch_function_max_num"] = IntegerAttr(most, i64)
+    options["runtime_options"] = DictionaryAttr(entries)
+    kernel.jit_options = DictionaryAttr(options)
+
+
+def _kernel_max_functions(kernel: KernelOp) -> int | None:
+    if kernel.jit_options is None:
+        return None
+    runtime = kernel.jit_options.data.get("runtime_options")
+    if isinstance(runtime, DictionaryAttr):
+        value = runtime.data.get("stitch_function_max_num")
+        if isinstance(value, IntegerAttr):
+            return value.value.data
+    return None
+
+
+@dataclass(frozen=True)
+class StitchPass(ModulePass):
+    """Group consecutive unrolled iterations into `pto.stitch` graphs of at most
+    `max-functions` iterations and interleave them where dependencies allow."""
+
+    name = "stitch"
+
+    max_functions: int | None = None
+    """Iterations per group (PyPTO's stitch_function_max_num, 1..1024); default: the
+    kernel's own runtime option, else 128."""
+
+    interleave: bool = True
+    """Interleave the iterations of a group (off: only group them)."""
+
+    parallelism: int = 1
+    """Multiplier of the workspace estimate in the report."""
+
+    report: bool = False
+    """Print the report (groups, sizes, workspace) to stderr."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_functions is not None and not 1 <= self.max_functions <= MAX_STITCH_FUNCTIONS:
+            raise ValueError(
+                f"stitch: option max-functions={self.max_functions} must be in "
+                f"1..{MAX_STITCH_FUNCTIONS} (PyPTO's stitch_function_max_num range)"
+            )
+        for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
+            most = self.max_functions or _kernel_max_functions(kernel) or DEFAULT_MAX_FUNCTIONS
+            pattern = StitchLoopBody(most, self.interleave)
+            # Inner loops first: an outer iteration then moves as a whole, inner groups
+            # included.
+            loops = [o for o in kernel.walk() if isinstance(o, LoopOp | LoopUnrollOp)]
+            for loop in reversed(loops):
+                pattern.match_and_rewrite(loop, PatternRewriter(loop))
+            _set_runtime_option(kernel, most)
+        if self.report:
+            print(stitch_report(op, self.parallelism).summary(), file=sys.stderr)
+
+
+__all__ = [
+    "Access",
+    "Linear",
+    "StitchGroup",
+    "StitchPass",
+    "StitchReport",
+    "interleave",
+    "iteration_ids",
+    "stitch_report",
+]
