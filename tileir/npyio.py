@@ -1,0 +1,56 @@
+"""`.npy` files for every PyPTO element type.
+
+`np.save` of an `ml_dtypes` array (bf16, fp8) writes a raw void dtype (`|V2`, `|V1`):
+the file does not say which 2-byte float it holds. Readers therefore reinterpret a void
+array by the element type the kernel declares for that argument; writers save bf16 /
+fp8 arrays as they are (void on disk), so `np.load(f).view(ml_dtypes.bfloat16)` and
+tileir read them back bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from tileir.diagnostics import TileirError
+
+
+def load_npy(path: str | os.PathLike[str], dtype: np.dtype, what: str = "") -> np.ndarray:
+    """Load `path` as an array of `dtype`, reinterpreting a raw void array of the same
+    item size (how `np.save` stores bf16 / fp8). Anything else must already have `dtype`."""
+    label = f" for {what}" if what else ""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise TileirError(f"error: no such file: {path}") from None
+    except (OSError, ValueError) as e:
+        raise TileirError(f"error: {path}: not a readable .npy file{label} ({e})") from None
+    dtype = np.dtype(dtype)
+    if arr.dtype == dtype:
+        return arr
+    if arr.dtype.kind == "V" and arr.dtype.itemsize == dtype.itemsize and arr.dtype.names is None:
+        return arr.view(dtype)
+    raise TileirError(f"error: {path}: holds {arr.dtype} data, expected {dtype}{label}")
+
+
+def save_npy_files(arrays: Mapping[str | os.PathLike[str], np.ndarray]) -> None:
+    """Write each array to its path, all or nothing: every array goes to a temporary
+    file in its target's folder first, and only when all are written are they renamed
+    into place, so a failure never leaves a half-written or partial set of files."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, array in arrays.items():
+            target = Path(path)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            staged.append((Path(tmp), target))
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, array, allow_pickle=False)
+        for tmp, target in staged:
+            os.replace(tmp, target)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
