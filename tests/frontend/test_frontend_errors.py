@@ -1,0 +1,215 @@
+"""Malformed or unsupported kernels: each gives one located `TileirError`
+(`file:line:col: error: ...`) naming what is wrong, never a Python traceback."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from frontends.pypto import load_source
+from tileir.diagnostics import TileirError
+
+PRELUDE = """\
+import pypto
+import torch
+
+N = 8
+D = 16
+TABLE = torch.ones(4)
+
+
+"""
+
+HEADER = """\
+@pypto.frontend.jit
+def k(x: pypto.Tensor([N, D], pypto.DT_FP32), out: pypto.Tensor([N, D], pypto.DT_FP32)):
+"""
+
+# (id, kernel body or whole kernel, the source text the error must point at, message part)
+CASES = [
+    (
+        "unknown pypto function",
+        "    y = pypto.frobnicate(x)\n",
+        "pypto.frobnicate(x)",
+        "pypto.frobnicate() is not supported",
+    ),
+    (
+        "wrong argument count",
+        "    t = pypto.view(x, [N, D], [0, 0])\n    y = pypto.exp(t, t)\n",
+        "pypto.exp(t, t)",
+        "wrong arguments to pypto.exp(input): too many positional arguments",
+    ),
+    (
+        "shape mismatch",
+        "    a = pypto.view(x, [4, D], [0, 0])\n    b = pypto.view(x, [8, D], [0, 0])\n"
+        "    y = a + b\n",
+        "a + b",
+        "pypto.add: cannot broadcast shapes [4, 16] and [8, 16]",
+    ),
+    (
+        "range over a runtime bound",
+        "    for i in pypto.loop(N):\n        for j in range(i):\n            pass\n",
+        "i",
+        "range() is unrolled when the kernel is traced",
+    ),
+    (
+        "while loop",
+        "    while True:\n        pass\n",
+        "while True:",
+        "`while` loops are not supported",
+    ),
+    (
+        "tensor used before definition",
+        "    y = pypto.exp(t)\n    t = pypto.view(x, [N, D], [0, 0])\n",
+        "t",
+        "name `t` is not defined",
+    ),
+    (
+        "unsupported extend_params key",
+        "    a = pypto.view(x, [N, D], [0, 0])\n"
+        '    y = pypto.matmul(a, a, pypto.DT_FP32, b_trans=True, extend_params={"scale": a})\n',
+        "pypto.matmul(",
+        "extend_params key 'scale' is not supported",
+    ),
+    (
+        "bad dtype",
+        "    y = pypto.cast(pypto.view(x, [N, D], [0, 0]), pypto.DT_INT4)\n",
+        "pypto.DT_INT4",
+        "pypto.DT_INT4 has no tileir element type",
+    ),
+    (
+        "return of a value",
+        "    return pypto.view(x, [N, D], [0, 0])\n",
+        "return",
+        "a kernel cannot return a value",
+    ),
+    (
+        "undefined name",
+        "    pypto.assemble(pypto.exp(x) * SCALE, [0, 0], out)\n",
+        "SCALE",
+        "name `SCALE` is not defined",
+    ),
+    (
+        "module-level torch used by a kernel",
+        "    y = pypto.mul(x, TABLE)\n",
+        "TABLE",
+        "`TABLE` is assigned at module level (line 6) by code the frontend cannot evaluate",
+    ),
+    (
+        "imported module used by a kernel",
+        "    y = torch.exp(x)\n",
+        "torch",
+        "the frontend does not run imports other than pypto and math",
+    ),
+    (
+        "loop value used after the loop",
+        "    for i in pypto.loop(N):\n        t = pypto.view(x, [1, D], [i, 0])\n"
+        "    pypto.assemble(t, [0, 0], out)\n",
+        "t",
+        "`t` is assigned inside the pypto.loop at line 11",
+    ),
+    (
+        "bad unroll_list",
+        "    for i in pypto.loop(N, unroll_list=[4, 0]):\n        pass\n",
+        "pypto.loop(N, unroll_list=[4, 0])",
+        "unroll_list factors must be positive, got 0",
+    ),
+    (
+        "value assigned in one branch only",
+        "    for i in pypto.loop(N):\n        t = pypto.view(x, [1, D], [i, 0])\n"
+        "        if pypto.is_loop_begin(i):\n            y = t\n"
+        "        pypto.assemble(y, [i, 0], out)\n",
+        "y",
+        "`y` is assigned in only one branch of the runtime `if` at line 13",
+    ),
+    (
+        "assemble into a tile",
+        "    t = pypto.view(x, [N, D], [0, 0])\n    pypto.assemble(t, [0, 0], t)\n",
+        "pypto.assemble(t, [0, 0], t)",
+        "pypto.assemble destination must be a tensor in memory",
+    ),
+    (
+        "matmul contraction mismatch",
+        "    a = pypto.view(x, [N, D], [0, 0])\n    y = pypto.matmul(a, a, pypto.DT_FP32)\n",
+        "pypto.matmul(a, a, pypto.DT_FP32)",
+        "matmul contraction dims differ",
+    ),
+    (
+        "is_loop_begin of a non-loop value",
+        "    if pypto.is_loop_begin(3):\n        pass\n",
+        "pypto.is_loop_begin(3)",
+        "takes the index of an enclosing pypto.loop",
+    ),
+    (
+        "unknown cast mode",
+        "    y = pypto.cast(x, pypto.DT_BF16, pypto.CastMode.CAST_SIDEWAYS)\n",
+        "pypto.cast(",
+        "cast mode must be one of",
+    ),
+    (
+        "tensor indexing",
+        "    y = x[0]\n",
+        "x[0]",
+        "indexing a tensor (`x[...]`) is not supported",
+    ),
+]
+
+
+def _source(body: str) -> str:
+    return PRELUDE + HEADER + body
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_located_error(case: tuple[str, str, str, str]) -> None:
+    _, body, anchor, message = case
+    source = _source(body)
+    with pytest.raises(TileirError) as info:
+        load_source(source, "bad_kernel.py")
+    first = str(info.value).splitlines()[0]
+    m = re.match(r"bad_kernel\.py:(\d+):(\d+): error: (.*)", first)
+    assert m, first
+    line, col = int(m.group(1)), int(m.group(2))
+    assert message in m.group(3)
+    # The location points at the offending source text.
+    src_line = source.splitlines()[line - 1]
+    assert src_line[col - 1 :].startswith(anchor), (src_line, col, anchor)
+
+
+def test_syntax_error_is_located() -> None:
+    with pytest.raises(TileirError, match=r"^bad\.py:2:\d+: error: invalid Python"):
+        load_source("import pypto\ndef k(:\n", "bad.py")
+
+
+def test_file_without_kernels() -> None:
+    with pytest.raises(TileirError, match="no @pypto.frontend.jit kernel"):
+        load_source("import pypto\nX = 1\n", "empty.py")
+
+
+def test_verifier_error_points_into_the_kernel(tmp_path) -> None:
+    """A rule only the dialect's verifier checks still names the kernel file's line."""
+    body = (
+        "    t = pypto.view(x, [N, D], [0, 0])\n"
+        "    r = pypto.reshape(t, [D, N], inplace=True)\n"
+        "    pypto.assemble(r, [0, 0], out)\n"
+    )
+    with pytest.raises(TileirError) as info:
+        load_source(_source(body), "v.py")
+    first = str(info.value).splitlines()[0]
+    assert first.startswith("v.py:12:")
+    assert "'pto.reshape'" in first and "inplace" in first
+
+
+def test_cli_reports_without_traceback(tmp_path) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text(_source("    while True:\n        pass\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tileir.tools.opt", str(path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert re.match(rf"{re.escape(str(path))}:11:5: error: `while` loops", proc.stderr)
+    assert textwrap.dedent(proc.stdout) == ""
