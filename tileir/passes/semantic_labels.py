@@ -15,11 +15,11 @@ Rule table (`RULES`): the *pattern* rules that match are joined with `-` in tabl
 
 | label        | kind     | the stage contains                                          |
 | ------------ | -------- | ----------------------------------------------------------- |
-| `linear`     | pattern  | a matmul whose right operand is read from a kernel argument |
-| `matmul`     | pattern  | a matmul of two computed tiles (attention scores ...)       |
+| `linear`     | pattern  | a matmul whose right operand is a 2-D weight read from a kernel argument |
+| `matmul`     | pattern  | any other matmul (attention scores, batched matmul ...)     |
 | `rmsnorm`    | pattern  | `sum` and `rsqrt` (or `sqrt`)                               |
 | `rope`       | pattern  | two `mul`s, an `add`, a `sub` or `neg`, and a `concat`, `gathermask` or `transpose` |
-| `softmax`    | pattern  | `exp` and `sum`                                             |
+| `softmax`    | pattern  | `exp` and `sum` (or `maximum`: the online-softmax update)   |
 | `gelu`       | pattern  | `erf`, or `tanh` and `mul`                                  |
 | `quant`      | pattern  | a `cast` to i8                                              |
 | `dequant`    | pattern  | a `cast` from i32                                           |
@@ -89,7 +89,7 @@ class StageFacts:
     casts_to: frozenset[str]
     casts_from: frozenset[str]
     weight_matmul: bool
-    """A matmul whose right operand is read from a kernel argument."""
+    """A matmul whose right operand is a 2-D tile read from a kernel argument."""
 
 
 def _elem_name(t: object) -> str:
@@ -138,7 +138,11 @@ def stage_facts(stage: pto.StageOp) -> StageFacts:
         if isinstance(op, pto.CastOp):
             casts_to.add(_elem_name(op.result.type))
             casts_from.add(_elem_name(op.input.type))
-        if isinstance(op, pto.MatmulOp) and _reads_kernel_argument(op.b):
+        if (
+            isinstance(op, pto.MatmulOp)
+            and len(op.b.type.get_shape()) == 2  # type: ignore[union-attr]
+            and _reads_kernel_argument(op.b)
+        ):
             weight = True
     return StageFacts(ops, frozenset(casts_to), frozenset(casts_from), weight)
 
@@ -175,7 +179,7 @@ RULES: tuple[Rule, ...] = (
             and _any(f, "concat", "gathermask", "transpose")
         ),
     ),
-    Rule("softmax", "pattern", lambda f: _has(f, "exp", "sum")),
+    Rule("softmax", "pattern", lambda f: _has(f, "exp") and _any(f, "sum", "maximum")),
     Rule("gelu", "pattern", lambda f: _has(f, "erf") or _has(f, "tanh", "mul")),
     Rule("quant", "pattern", lambda f: "i8" in f.casts_to),
     Rule("dequant", "pattern", lambda f: "i32" in f.casts_from),
@@ -210,7 +214,7 @@ def _user_labels(kernel: pto.KernelOp) -> dict[pto.StageOp, str]:
         if isinstance(op, pto.SetSemanticLabelOp):
             current = op.label.data
             continue
-        if is_container(op) or op_unit(op) is None:
+        if is_container(op) or op_unit(op) is None or isinstance(op, pto.TransferOp):
             continue
         stage = enclosing_stage(op)
         if stage is None or stage in seen:
@@ -240,7 +244,9 @@ def label_kernel(kernel: pto.KernelOp) -> int:
         used.add(label)
         stage.label = StringAttr(label)
         count += 1
-    kernel.attributes[LABELLED_ATTR] = UnitAttr()
+    if all_stages:
+        # A kernel without stages (vc-split has not run) has nothing to label yet.
+        kernel.attributes[LABELLED_ATTR] = UnitAttr()
     return count
 
 

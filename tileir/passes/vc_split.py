@@ -9,10 +9,11 @@ V(post)). This pass makes that structure explicit:
    (see `tileir.passes.stages.op_unit`).
 2. Every kernel body, loop body and `scf.if` branch is cut at its region-holding ops
    (loops, ifs, existing stages) into segments; an "either" op takes the unit of the next
-   op with a unit in its segment (the last ones take the previous one), and each maximal
-   run of one unit becomes a `pto.stage`. Ops never move relative to each other, so the
-   order of side effects is kept. A segment of only "either" ops (the index math in
-   front of a loop) stays outside any stage: it produces scalars, not work for a core.
+   op with a unit in its segment, and each maximal run of one unit becomes a
+   `pto.stage`. Ops never move relative to each other, so the order of side effects is
+   kept. "Either" ops after a segment's last op with a unit (typically the index math
+   and bounds of the loop that follows) stay outside every stage: they are scalar work
+   for neither core.
 3. A tile computed in a stage of one unit and used in a stage of the other unit goes
    through a `pto.transfer` at the top of the consuming stage (the StageOp verifier
    rejects a direct crossing).
@@ -101,26 +102,18 @@ def _segments(block: Block) -> list[list[Operation]]:
     return [s for s in segments if s]
 
 
-def _resolve_units(segment: list[Operation]) -> list[Unit] | None:
-    """Each op's unit with "either" ops resolved to their next (else previous) neighbour's
-    unit; None when no op of the segment has a unit."""
-    units = [op_unit(op) for op in segment]
-    resolved: list[Unit | None] = list(units)
+def _resolve_units(segment: list[Operation]) -> list[Unit | None]:
+    """Each op's unit, with an "either" op taking the unit of the next op that has one;
+    "either" ops after the segment's last op with a unit stay None (outside stages:
+    typically the bounds of the loop that follows)."""
+    resolved: list[Unit | None] = [op_unit(op) for op in segment]
     following: Unit | None = None
     for i in range(len(resolved) - 1, -1, -1):
         if resolved[i] is None:
             resolved[i] = following
         else:
             following = resolved[i]
-    if following is None:
-        return None
-    previous: Unit | None = None
-    for i, unit in enumerate(resolved):
-        if unit is None:
-            resolved[i] = previous
-        else:
-            previous = unit
-    return resolved  # type: ignore[return-value]
+    return resolved
 
 
 def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
@@ -163,12 +156,12 @@ def split_block(block: Block) -> None:
                     split_block(inner)
     for segment in _segments(block):
         units = _resolve_units(segment)
-        if units is None:
-            continue
         start = 0
         for i in range(1, len(segment) + 1):
             if i == len(segment) or units[i] != units[start]:
-                _make_stage(segment[start:i], units[start])
+                unit = units[start]
+                if unit is not None:
+                    _make_stage(segment[start:i], unit)
                 start = i
 
 
