@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -97,6 +97,7 @@ class SemanticsError(ValueError):
 
 Scalar = int | float | bool
 Operand = np.ndarray | int | float | bool
+ArrayFn = Callable[..., np.ndarray]
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -170,12 +171,17 @@ def _widen(x: np.ndarray, dtype: np.dtype = F64) -> np.ndarray:
 def _from_f32(r: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Round a float32 result once (nearest even) to `dtype`; float32 passes through."""
     r = np.asarray(r, dtype=F32)
-    return r if dtype == F32 else r.astype(dtype)
+    if dtype == F32:
+        return r
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is the meaning
+        return r.astype(dtype)
 
 
 def _from_f64(r: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """The float32 result of a float64 computation, then rounded once to `dtype`."""
-    return _from_f32(np.asarray(r, dtype=F64).astype(F32), dtype)
+    with np.errstate(over="ignore"):
+        r32 = np.asarray(r, dtype=F64).astype(F32)
+    return _from_f32(r32, dtype)
 
 
 # --------------------------------------------------------------------------------------
@@ -458,11 +464,7 @@ def cast(x: np.ndarray, dtype: np.dtype, mode: str = "none", satmode: bool = Fal
 # --------------------------------------------------------------------------------------
 
 
-def _is_tensor(v: object) -> bool:
-    return isinstance(v, np.ndarray)
-
-
-def _scalar_to_dtype(op: str, value: Scalar, dtype: np.dtype) -> np.ndarray:
+def _scalar_to_dtype(op: str, value: object, dtype: np.dtype) -> np.ndarray:
     """A Python scalar as a 0-d array of `dtype`, as PyPTO's `Element(dtype, value)`:
     floats round to nearest even; an integer tensor takes only in-range integers (the
     PyPTO docs: a float scalar with an integer tensor is an error)."""
@@ -502,20 +504,17 @@ def broadcast_shape(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
 
 def _operands(op: str, x: Operand, y: Operand) -> tuple[np.ndarray, np.ndarray, np.dtype]:
     """Both operands as arrays of the tensor operand's dtype, shapes checked."""
-    if _is_tensor(x) and _is_tensor(y):
-        assert isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
         if x.dtype != y.dtype:
             raise SemanticsError(f"{op}: operand dtypes differ ({x.dtype} and {y.dtype})")
         dtype = x.dtype
         xa, ya = x, y
-    elif _is_tensor(x):
-        assert isinstance(x, np.ndarray)
+    elif isinstance(x, np.ndarray):
         dtype = x.dtype
-        xa, ya = x, _scalar_to_dtype(op, y, dtype)  # type: ignore[arg-type]
-    elif _is_tensor(y):
-        assert isinstance(y, np.ndarray)
+        xa, ya = x, _scalar_to_dtype(op, y, dtype)
+    elif isinstance(y, np.ndarray):
         dtype = y.dtype
-        xa, ya = _scalar_to_dtype(op, x, dtype), y  # type: ignore[arg-type]
+        xa, ya = _scalar_to_dtype(op, x, dtype), y
     else:
         raise SemanticsError(f"{op}: at least one operand must be a tensor")
     _check_dtype(op, dtype)
@@ -577,7 +576,7 @@ def relu(x: np.ndarray) -> np.ndarray:
     return _from_f32(np.where(x32 < 0, np.float32(0), x32), x.dtype)
 
 
-def _unary_transcendental(op: str, x: np.ndarray, fn64) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _unary_transcendental(op: str, x: np.ndarray, fn64: ArrayFn) -> np.ndarray:
     _require_float(op, x)
     with np.errstate(all="ignore"):
         return _from_f64(fn64(_widen(x)), x.dtype)
@@ -663,7 +662,7 @@ def erf(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 
 
-def _arith(op: str, x: Operand, y: Operand, f32_fn, int_fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _arith(op: str, x: Operand, y: Operand, f32_fn: ArrayFn, int_fn: ArrayFn) -> np.ndarray:
     xa, ya, dtype = _operands(op, x, y)
     if _is_float(dtype):
         with np.errstate(all="ignore"):
@@ -684,18 +683,18 @@ def add(x: Operand, y: Operand, alpha: int | float = 1) -> np.ndarray:
     """
     if alpha == 1:
         return _arith("add", x, y, np.add, np.add)
-    if _is_tensor(y):
+    if isinstance(y, np.ndarray):
         return add(x, mul(y, alpha))
-    return add(x, y * alpha)  # type: ignore[operator]
+    return add(x, y * alpha)
 
 
 def sub(x: Operand, y: Operand, alpha: int | float = 1) -> np.ndarray:
     """`pypto.sub(x, y, alpha=)`: x - alpha*y; the same rules as `add`."""
     if alpha == 1:
         return _arith("sub", x, y, np.subtract, np.subtract)
-    if _is_tensor(y):
+    if isinstance(y, np.ndarray):
         return sub(x, mul(y, alpha))
-    return sub(x, y * alpha)  # type: ignore[operator]
+    return sub(x, y * alpha)
 
 
 def mul(x: Operand, y: Operand) -> np.ndarray:
@@ -753,7 +752,7 @@ def pow(x: Operand, y: Operand) -> np.ndarray:
     return _arith("pow", xa, ya, np.power, _int_pow)
 
 
-def _compare(op: str, x: Operand, y: Operand, fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _compare(op: str, x: Operand, y: Operand, fn: ArrayFn) -> np.ndarray:
     xa, ya, dtype = _operands(op, x, y)
     if _is_float(dtype):
         xa, ya = _widen(xa), _widen(ya)
@@ -808,10 +807,10 @@ def where(cond: np.ndarray, x: Operand, y: Operand, *, dtype: np.dtype | None = 
     tensor's dtype; with two scalars the result is float32 unless `dtype` says otherwise
     (pypto 0.2.0 types `where(c, 1.0, 0.0)` as FP32).
     """
-    if not _is_tensor(cond) or not _is_bool(cond.dtype):
-        got = cond.dtype if _is_tensor(cond) else type(cond).__name__
+    if not isinstance(cond, np.ndarray) or not _is_bool(cond.dtype):
+        got = cond.dtype if isinstance(cond, np.ndarray) else type(cond).__name__
         raise SemanticsError(f"where: the condition must be a bool tensor, got {got}")
-    if _is_tensor(x) or _is_tensor(y):
+    if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
         xa, ya, _ = _operands("where", x, y)
     else:
         dt = np.dtype(dtype) if dtype is not None else F32
@@ -842,7 +841,7 @@ def sum(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
     raise SemanticsError(f"sum: not defined on {x.dtype}")
 
 
-def _extreme(op: str, x: np.ndarray, dim: int, keepdim: bool, fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _extreme(op: str, x: np.ndarray, dim: int, keepdim: bool, fn: ArrayFn) -> np.ndarray:
     d = _norm_dim(op, dim, x.ndim)
     if _is_float(x.dtype):
         return np.asarray(fn(_widen(x), axis=d, keepdims=keepdim)).astype(x.dtype)
