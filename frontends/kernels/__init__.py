@@ -60,6 +60,8 @@ Arrays = dict[str, np.ndarray]
 # Tolerances, (atol, rtol).
 #: Seed 000 (AT-04, InterleaveRope acceptance): atol=1e-4, rtol=7.8125e-3 (2^-7), "bf16 precision".
 TOL_BF16 = (1e-4, 2.0**-7)
+#: FP32 results of FP32 math (MoE gate weights): the seed gives no tolerance.
+TOL_FP32 = (1e-5, 1e-5)
 #: Bit-exact: pure data movement (gather, index_select, expand_clone, cast to a wider/equal set).
 TOL_EXACT = (0.0, 0.0)
 
@@ -250,11 +252,152 @@ def _x_inputs(scale: float = 1.0):
     return make
 
 
+def _x_inputs_named(name: str, scale: float = 1.0):
+    """Inputs ``{name: randn * scale}`` in that argument's dtype."""
+
+    def make(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+        return {name: _randn(rng, a[name][1], a[name][2], scale)}
+
+    return make
+
+
 def _unary_golden(fn: Callable[..., np.ndarray]):
     def golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
         return {"out": fn(i["x"], out_dtype=NUMPY_DTYPES[a["out"][2]])}
 
     return golden
+
+
+def _rms_norm_rope_inputs(
+    rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]
+) -> Arrays:
+    inputs = _rope_inputs(rng, c, a)
+    inputs["gamma"] = (1.0 + 0.1 * rng.standard_normal(a["gamma"][1])).astype(
+        NUMPY_DTYPES[a["gamma"][2]]
+    )
+    return inputs
+
+
+def _rms_norm_rope_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {
+        "out": g.rms_norm_rope(
+            i["x"], i["gamma"], i["cos"], i["sin"], c["EPS"], NUMPY_DTYPES[a["out"][2]]
+        )
+    }
+
+
+def _attention_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {n: _randn(rng, a[n][1], a[n][2]) for n in ("q", "k", "v")}
+
+
+def _attention_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {
+        "out": g.decode_attention(i["q"], i["k"], i["v"], c["SCALE"], NUMPY_DTYPES[a["out"][2]])
+    }
+
+
+def _router_logits(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Router logits with distinct values in every row (multiples of 1/8: exact in bf16), so
+    that top-k has no ties and one right answer."""
+    tokens, experts = shape
+    rows = [rng.permutation(experts) for _ in range(tokens)]
+    return ((np.stack(rows) - experts / 2) * 0.125).astype(NUMPY_DTYPES[dtype])
+
+
+def _moe_sigmoid_inputs(
+    rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]
+) -> Arrays:
+    return {
+        "logits": _router_logits(rng, a["logits"][1], a["logits"][2]),
+        "bias": rng.uniform(0.0, 0.05, a["bias"][1]).astype(NUMPY_DTYPES[a["bias"][2]]),
+    }
+
+
+def _moe_sigmoid_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    w, idx = g.moe_routing_sigmoid(i["logits"], i["bias"], c["TOP_K"])
+    return {"weights": w, "indices": idx}
+
+
+def _moe_softmax_inputs(
+    rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]
+) -> Arrays:
+    return {"logits": _router_logits(rng, a["logits"][1], a["logits"][2])}
+
+
+def _moe_softmax_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    w, idx = g.moe_routing_softmax(i["logits"], c["TOP_K"])
+    return {"weights": w, "indices": idx}
+
+
+def _linear_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    k = a["x"][1][-1]
+    return {
+        "x": _randn(rng, a["x"][1], a["x"][2]),
+        "w": _randn(rng, a["w"][1], a["w"][2], 1.0 / np.sqrt(k)),
+        "bias": _randn(rng, a["bias"][1], a["bias"][2]),
+    }
+
+
+def _linear_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {"out": g.linear(i["x"], i["w"], i["bias"], NUMPY_DTYPES[a["out"][2]])}
+
+
+def _embedding_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    vocab = a["weight"][1][0]
+    return {
+        "weight": _randn(rng, a["weight"][1], a["weight"][2]),
+        "ids": rng.integers(0, vocab, a["ids"][1]).astype(NUMPY_DTYPES[a["ids"][2]]),
+    }
+
+
+def _embedding_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {"out": g.embedding(i["weight"], i["ids"])}
+
+
+def _repeat_kv_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {"out": g.repeat_kv(i["kv"], c["GROUPS"])}
+
+
+def _mean_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {"out": g.mean_last(i["x"], NUMPY_DTYPES[a["out"][2]])}
+
+
+def _type_as_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {"a": _randn(rng, a["a"][1], a["a"][2], 4.0)}
+
+
+def _type_as_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {"out": g.type_as(i["a"], NUMPY_DTYPES[a["out"][2]])}
+
+
+def _projection_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    hidden = a["x"][1][-1]
+    inputs = {
+        "x": _randn(rng, a["x"][1], a["x"][2]),
+        "gamma": (1.0 + 0.1 * rng.standard_normal(a["gamma"][1])).astype(
+            NUMPY_DTYPES[a["gamma"][2]]
+        ),
+    }
+    if a["w"][2] == "i8":
+        inputs["w"] = rng.integers(-127, 128, a["w"][1]).astype(np.int8)
+        w_scale = rng.uniform(0.5, 1.5, a["w_scale"][1]) / (127.0 * np.sqrt(hidden))
+        inputs["w_scale"] = w_scale.astype(NUMPY_DTYPES[a["w_scale"][2]])
+    else:
+        inputs["w"] = _randn(rng, a["w"][1], a["w"][2], 1.0 / np.sqrt(hidden))
+    return inputs
+
+
+def _projection_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    return {
+        "out": g.linear_projection(i["x"], i["gamma"], i["w"], c["EPS"], NUMPY_DTYPES[a["out"][2]])
+    }
+
+
+def _projection_quant_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
+    out = g.linear_projection_quant(
+        i["x"], i["gamma"], i["w"], i["w_scale"], c["EPS"], NUMPY_DTYPES[a["out"][2]]
+    )
+    return {"out": out}
 
 
 _BF16_TOL = "seed 000's bf16 acceptance (atol=1e-4, rtol=2^-7); the seed gives none for this op"
@@ -348,6 +491,149 @@ SEED_KERNELS: list[SeedKernel] = [
         TOL_BF16,
         _BF16_TOL,
         "001 GELU scheme B (erf)",
+    ),
+    _entry(
+        "rms_norm_rope",
+        "rms_norm_rope.py",
+        "rms_norm_rope_kernel",
+        ["out"],
+        _rms_norm_rope_inputs,
+        _rms_norm_rope_golden,
+        TOL_BF16,
+        _ROPE_TOL,
+        "001 RoPE scheme B (fused RMSNorm + RoPE); 000 Qwen3 Q/K kernel",
+    ),
+    _entry(
+        "decode_attention",
+        "decode_attention.py",
+        "decode_attention_kernel",
+        ["out"],
+        _attention_inputs,
+        _attention_golden,
+        TOL_BF16,
+        _BF16_TOL + "; the golden is the exact whole-row softmax",
+        "001 Attention scheme B (online softmax, gqa_decode_attn)",
+    ),
+    _entry(
+        "moe_routing_sigmoid",
+        "moe_routing.py",
+        "moe_routing_sigmoid_kernel",
+        ["weights", "indices"],
+        _moe_sigmoid_inputs,
+        _moe_sigmoid_golden,
+        TOL_FP32,
+        "FP32 outputs of FP32 math: atol=1e-5, rtol=1e-5 (indices exact: no ties by construction)",
+        "001 MoE Routing scheme A (sigmoid gating)",
+    ),
+    _entry(
+        "moe_routing_softmax",
+        "moe_routing.py",
+        "moe_routing_softmax_kernel",
+        ["weights", "indices"],
+        _moe_softmax_inputs,
+        _moe_softmax_golden,
+        TOL_FP32,
+        "FP32 outputs of FP32 math: atol=1e-5, rtol=1e-5 (indices exact: no ties by construction)",
+        "001 MoE Routing scheme B (softmax gating)",
+    ),
+    _entry(
+        "linear_add",
+        "linear.py",
+        "linear_add_kernel",
+        ["out"],
+        _linear_inputs,
+        _linear_golden,
+        TOL_BF16,
+        _BF16_TOL,
+        "001 Linear scheme A (matmul + add)",
+    ),
+    _entry(
+        "linear_bias",
+        "linear.py",
+        "linear_bias_kernel",
+        ["out"],
+        _linear_inputs,
+        _linear_golden,
+        TOL_BF16,
+        _BF16_TOL,
+        "001 Linear scheme B (extend_params bias_tensor)",
+    ),
+    _entry(
+        "embedding_gather",
+        "embedding.py",
+        "embedding_gather_kernel",
+        ["out"],
+        _embedding_inputs,
+        _embedding_golden,
+        TOL_EXACT,
+        "data movement only: exact",
+        "001 Embedding scheme A (gather, 2-D ids)",
+    ),
+    _entry(
+        "embedding_index_select",
+        "embedding.py",
+        "embedding_index_select_kernel",
+        ["out"],
+        _embedding_inputs,
+        _embedding_golden,
+        TOL_EXACT,
+        "data movement only: exact",
+        "001 Embedding scheme B (index_select, 1-D ids)",
+    ),
+    _entry(
+        "repeat_kv",
+        "repeat_kv.py",
+        "repeat_kv_kernel",
+        ["out"],
+        _x_inputs_named("kv"),
+        _repeat_kv_golden,
+        TOL_EXACT,
+        "data movement only: exact",
+        "001 repeat_kv scheme A (unsqueeze + expand_clone + reshape)",
+    ),
+    _entry(
+        "mean",
+        "mean.py",
+        "mean_kernel",
+        ["out"],
+        _x_inputs(),
+        _mean_golden,
+        TOL_BF16,
+        _BF16_TOL,
+        "001 mean (FP32 cast before sum)",
+    ),
+    _entry(
+        "type_as",
+        "type_as.py",
+        "type_as_kernel",
+        ["out"],
+        _type_as_inputs,
+        _type_as_golden,
+        TOL_EXACT,
+        "one RNE rounding FP32 -> BF16 on both sides: exact",
+        "003 type_as skeleton",
+    ),
+    _entry(
+        "linear_projection",
+        "linear_projection.py",
+        "linear_projection_kernel",
+        ["out"],
+        _projection_inputs,
+        _projection_golden,
+        TOL_BF16,
+        _BF16_TOL + "; the golden rounds the normalised rows to bf16 where the kernel does",
+        "002 SK-03 linear projection (RMSNorm -> MatMul)",
+    ),
+    _entry(
+        "linear_projection_quant",
+        "linear_projection.py",
+        "linear_projection_quant_kernel",
+        ["out"],
+        _projection_inputs,
+        _projection_quant_golden,
+        TOL_BF16,
+        _BF16_TOL + "; the golden quantises in float32 like the kernel",
+        "002 SK-03 quant variant (V -> Quant -> C -> Dequant, AT-11)",
     ),
 ]
 
