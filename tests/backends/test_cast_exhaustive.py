@@ -20,6 +20,8 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tileir.backends.numpy import semantics as S
 
@@ -403,3 +405,27 @@ def test_reference_grid_sanity():
     assert math.isclose(
         reference_float(np.array([1.0 + 2**-8]), BF16, "round", False)[0], 1.0078125
     )
+
+
+@given(
+    v=st.floats(width=32, allow_nan=False, allow_infinity=False),
+    dst=st.sampled_from([BF16, F16, E4M3, E5M2]),
+)
+def test_directed_modes_bracket_the_value(v, dst):
+    """floor <= v <= ceil with nothing representable in between, and every other mode
+    picks one of the two (a property, independent of how either is computed)."""
+    x = np.array([v], np.float32)
+    lo = widen(S.round_to_dtype(x, dst, "floor", satmode=True))[0]
+    hi = widen(S.round_to_dtype(x, dst, "ceil", satmode=True))[0]
+    values = grid(dst)[0][:-1]
+    top = values[-1]
+    a = float(x[0])
+    assert lo <= a <= hi or abs(a) > top
+    if abs(a) <= top:
+        both = np.concatenate([-values[::-1], values])
+        assert np.count_nonzero((both > lo) & (both < hi)) == 0
+        for mode in ("rint", "round", "trunc", "odd"):
+            got = widen(S.round_to_dtype(x, dst, mode))[0]
+            assert got in (lo, hi)
+        toward_zero = lo if a >= 0 else hi
+        assert widen(S.round_to_dtype(x, dst, "trunc"))[0] == toward_zero

@@ -335,6 +335,11 @@ def test_add_and_sub_alpha():
     assert_bits_equal(S.add(x, y, alpha=0.3), want)
     want_sub = (x.astype(np.float64) - scaled.astype(np.float64)).astype(np.float32)
     assert_bits_equal(S.sub(x, y, alpha=0.3), want_sub)
+    # bf16: alpha and the product are each rounded to bf16, as two bf16 ops in torch
+    xb, yb = rand((5, 7), BF16, seed=3), rand((5, 7), BF16, seed=4)
+    alpha_b = torch.tensor(0.3, dtype=torch.bfloat16)
+    want_b = to_torch(xb) + to_torch(yb) * alpha_b
+    assert_bits_equal(S.add(xb, yb, alpha=0.3), from_torch(want_b))
     # with a scalar y the product is taken first: 3 * 2 = 6
     assert_bits_equal(S.add(x, 3.0, alpha=2), (x.astype(np.float64) + 6).astype(np.float32))
     i = np.array([1, 2, 3], np.int32)
