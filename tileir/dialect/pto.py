@@ -1455,10 +1455,20 @@ class _IndexOp(IRDLOperation):
 
 @irdl_op_definition
 class GatherOp(_IndexOp):
-    """`pypto.gather(input, dim, index)`: rows of `input` along `dim` picked by a
-    (possibly multi-dim) index tile; the index shape replaces dim `dim`."""
+    """`pypto.gather(input, dim, index)`: torch.gather semantics, as PyPTO 0.2.0
+    (`GatherElements`) and the numpy back end have it: the result has the index's shape,
+    and the index has the input's rank."""
 
     name = "pto.gather"
+
+    def expected_shape(self) -> list[int]:
+        a, i = _shape(self.input.type), _shape(self.index.type)
+        _norm_dim(self, self.dim.value.data, len(a))
+        if len(i) != len(a):
+            raise VerifyException(
+                f"'pto.gather' index rank {len(i)} differs from the input rank {len(a)}"
+            )
+        return list(i)
 
 
 @irdl_op_definition

@@ -109,8 +109,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %gm = pto.gathermask %b6, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   // CHECK: pto.gathermask %{{.*}}, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   %iv = pto.view %idx[0, 0] : memref<4x3xi32> -> tensor<4x3xi32>
-  %ga = pto.gather %wb, 0, %iv : tensor<16x8xf16>, tensor<4x3xi32> -> tensor<4x3x8xf16>
-  // CHECK: pto.gather %{{.*}}, 0, %{{.*}} : tensor<16x8xf16>, tensor<4x3xi32> -> tensor<4x3x8xf16>
+  %ga = pto.gather %wb, 0, %iv : tensor<16x8xf16>, tensor<4x3xi32> -> tensor<4x3xf16>
+  // CHECK: pto.gather %{{.*}}, 0, %{{.*}} : tensor<16x8xf16>, tensor<4x3xi32> -> tensor<4x3xf16>
   %i1 = pto.view %iv[0, 0] : tensor<4x3xi32> -> tensor<1x3xi32>
   %ir = pto.reshape %i1 : tensor<1x3xi32> -> tensor<3xi32>
   %is = pto.index_select %wb, 0, %ir : tensor<16x8xf16>, tensor<3xi32> -> tensor<3x8xf16>
