@@ -130,8 +130,26 @@ def reshape(shape: Sequence[int], target: Sequence[int]) -> Shape:
 
 
 def gather(shape: Sequence[int], index: Sequence[int], dim: int) -> Shape:
-    """The index shape replaces dim `dim` (`gather(w[V, H], 0, ids[B, S])` is [B, S, H])."""
+    """torch.gather, as PyPTO 0.2.0 has it: the result has the index's shape, and the
+    index has the input's rank and is no larger outside `dim`."""
     d = norm_dim(dim, len(shape))
+    if len(index) != len(shape) or any(
+        i > s and DYNAMIC_INDEX not in (i, s)
+        for k, (i, s) in enumerate(zip(index, shape))
+        if k != d
+    ):
+        raise ShapeError(
+            f"gather index {_fmt(index)} must have the rank of the input {_fmt(shape)} and be "
+            f"no larger outside dim {dim}"
+        )
+    return tuple(index)
+
+
+def index_select(shape: Sequence[int], index: Sequence[int], dim: int) -> Shape:
+    """The 1-D index replaces dim `dim` (`index_select(w[V, H], 0, ids[T])` is [T, H])."""
+    d = norm_dim(dim, len(shape))
+    if len(index) != 1:
+        raise ShapeError(f"index_select index must be 1-D, got {_fmt(index)}")
     return (*shape[:d], *index, *shape[d + 1 :])
 
 

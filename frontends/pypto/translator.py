@@ -2006,7 +2006,7 @@ class Translator:
         idx = self.tile(b["index"], node, f"pypto.{name} index")
         dim = self.const_int(b["dim"], node, f"pypto.{name} dim")
         try:
-            shape = infer.gather(_shape(x.type), _shape(idx.type), dim)
+            shape = getattr(infer, name)(_shape(x.type), _shape(idx.type), dim)
         except infer.ShapeError as e:
             self.fail(node, f"pypto.{name}: {e}")
         return self.emit(op_cls(x, dim, idx, TensorType(_elem(x.type), shape)), node).results[0]

@@ -408,11 +408,13 @@ def test_tile_results_have_inferred_types() -> None:
     k = kernel(
         """
         @pypto.frontend.jit
-        def k(w: pypto.Tensor([64, 32], pypto.DT_FP32), ids: pypto.Tensor([3, 8], pypto.DT_INT32),
+        def k(w: pypto.Tensor([64, 32], pypto.DT_FP32), ids: pypto.Tensor([3, 8, 32], pypto.DT_INT32),
               x: pypto.Tensor([2, 8, 16], pypto.DT_FP32), out: pypto.Tensor([3, 8, 32], pypto.DT_FP32),
-              out2: pypto.Tensor([2, 16, 16], pypto.DT_FP32)):
-            g = pypto.gather(w, 0, ids)
+              out2: pypto.Tensor([2, 16, 16], pypto.DT_FP32), sel: pypto.Tensor([8], pypto.DT_INT32)):
+            wb = pypto.expand_clone(pypto.unsqueeze(w, 0), [3, 64, 32])
+            g = pypto.gather(wb, 1, ids)
             pypto.assemble(g, [0, 0, 0], out)
+            s = pypto.index_select(w, 0, sel)
             t = pypto.view(x, [2, 8, 16], [0, 0, 0])
             c = pypto.concat([t, t], dim=1)
             e = pypto.expand_clone(pypto.unsqueeze(pypto.sum(c, 1), 1), [2, 16, 16])
@@ -420,10 +422,11 @@ def test_tile_results_have_inferred_types() -> None:
             h = pypto.gathermask(t, 1)
         """
     )
-    assert shape(ops(k, pto.GatherOp)[0].result) == [3, 8, 32]
+    assert shape(ops(k, pto.GatherOp)[0].result) == [3, 8, 32]  # the index's shape
+    assert shape(ops(k, pto.IndexSelectOp)[0].result) == [8, 32]
     assert shape(ops(k, pto.ConcatOp)[0].result) == [2, 16, 16]
     assert shape(ops(k, pto.SumOp)[0].result) == [2, 16]
-    assert shape(ops(k, pto.UnsqueezeOp)[0].result) == [2, 1, 16]
+    assert shape(ops(k, pto.UnsqueezeOp)[-1].result) == [2, 1, 16]
     assert shape(ops(k, pto.TransposeOp)[0].result) == [2, 16, 16]
     assert shape(ops(k, pto.GathermaskOp)[0].result) == [2, 8, 8]
     assert all(isinstance(op.results[0].type, TensorType) for op in ops(k, pto.ExpandCloneOp))
