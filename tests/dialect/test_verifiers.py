@@ -166,11 +166,11 @@ INVALID = {
         "%r = pto.gather %t, 0, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64x64xf32>",
         "must be an integer type",
     ),
-    "index-select-rank": (
+    "index-select-shape": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
-        "%r = pto.index_select %t, 0, %j : tensor<8x64xf32>, tensor<4x2xi32> -> tensor<4x2x64xf32>",
-        "index must be 1-D",
+        "%r = pto.index_select %t, 0, %j : tensor<8x64xf32>, tensor<4x2xi32> -> tensor<4x64xf32>",
+        "should be [4, 2, 64]",
     ),
     "topk-k": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"

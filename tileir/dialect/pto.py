@@ -1473,17 +1473,11 @@ class GatherOp(_IndexOp):
 
 @irdl_op_definition
 class IndexSelectOp(_IndexOp):
-    """`pypto.index_select(input, dim, index)` with a 1-D index."""
+    """`pypto.index_select(input, dim, index)`: `np.take` semantics, as PyPTO 0.2.0 traces
+    it: the index's shape replaces dim `dim` (`[V, H]` by a `[1, S]` index at dim 0 is
+    `[1, S, H]`, the Embedding lookup)."""
 
     name = "pto.index_select"
-
-    def verify_(self) -> None:
-        if len(_shape(self.index.type)) != 1:
-            raise VerifyException(
-                f"'pto.index_select' index must be 1-D, got shape "
-                f"{list(_shape(self.index.type))}; use pto.gather for multi-dim indices"
-            )
-        super().verify_()
 
 
 @irdl_op_definition
