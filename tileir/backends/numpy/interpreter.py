@@ -51,7 +51,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tileir.backends.numpy import semantics
+from tileir.backends.numpy import fastpaths, semantics
 from tileir.diagnostics import TileirError, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
@@ -514,7 +514,9 @@ def _view(c: _Compiler, op: Operation) -> Step:
         batch = arr.shape[: arr.ndim - rank]
         region = (Ellipsis, *(slice(o, o + v) for o, v in zip(offs, valid)))
         if tuple(valid) == shape:
-            env[r] = (arr[region].copy(), None)
+            # Tiles are never written in place (every semantics function returns a new
+            # array), so a slice can share the source's memory.
+            env[r] = (arr[region], None)
         else:
             out = np.zeros(batch + shape, arr.dtype)
             out[(Ellipsis, *(slice(0, v) for v in valid))] = arr[region]
@@ -657,7 +659,8 @@ def _unary_rule(c: _Compiler, op: Operation) -> Step:
 
 
 def _binary_rule(c: _Compiler, op: Operation) -> Step:
-    return _elementwise(c, op, _semantics_fn(op), list(op.operands))
+    _semantics_fn(op)
+    return _elementwise(c, op, fastpaths.binary(BY_OP[type(op)].semantics), list(op.operands))
 
 
 @rule(pto.WhereOp)
@@ -674,7 +677,7 @@ def _cast(c: _Compiler, op: Operation) -> Step:
     return _elementwise(
         c,
         op,
-        semantics.cast,
+        fastpaths.cast,
         [op.input],
         dtype=dtype,
         mode=op.mode.data,

@@ -1,0 +1,113 @@
+"""Shortcuts that give exactly the bits of a `semantics` function, only faster.
+
+`semantics` is written to be obviously right: its `cast` rounds through exact integer
+arithmetic on the significand (tens of numpy passes), and its float32 arithmetic
+converts every operand with `astype` first (a copy even when it already is float32).
+On the conversions and dtypes below numpy's own routines are already exact, so the
+back end calls them directly and falls back to `semantics` for everything else:
+
+- exact widening float casts (bf16 / f16 / fp8 -> f32): every value is representable;
+- f32 -> bf16 / f16 with round-to-nearest-even and no saturation (what `CAST_NONE` and
+  `CAST_RINT` mean there): `ml_dtypes` and numpy round to nearest even, overflow to
+  infinity and round subnormals the IEEE way, as `semantics.round_to_dtype` does;
+- float32 `+ - * /`, `maximum`, `minimum` and comparisons on float32 operands: the ufunc
+  on the arrays themselves (a float32 scalar is the RNE rounding of the double).
+
+NaN lanes are handed to `semantics` (which returns a canonical NaN where numpy would
+keep the payload), so even NaN bits agree. The tests compare each shortcut with the
+semantics function over every 16-bit pattern and over edge-case sets of float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from tileir.backends.numpy import semantics
+
+F32 = np.dtype(np.float32)
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+_F32_MAX = float(np.finfo(np.float32).max)
+
+_WIDENS_TO_F32 = {
+    BF16,
+    F16,
+    np.dtype(ml_dtypes.float8_e4m3fn),
+    np.dtype(ml_dtypes.float8_e5m2),
+}
+
+
+def cast(x: np.ndarray, dtype: np.dtype, mode: str = "none", satmode: bool = False) -> np.ndarray:
+    """`semantics.cast`, with numpy's conversion where it is provably the same."""
+    dst = np.dtype(dtype)
+    src = x.dtype
+    if dst == F32 and src in _WIDENS_TO_F32:
+        with np.errstate(invalid="ignore"):
+            out = x.astype(F32)
+        return _patch_nan(out, out, x, dst, mode, satmode)
+    if (
+        src == F32
+        and dst in (BF16, F16)
+        and not satmode
+        and semantics.resolve_cast_mode(src, dst, mode) == "rint"
+    ):
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = x.astype(dst)
+        return _patch_nan(out, x, x, dst, mode, satmode)
+    return semantics.cast(x, dst, mode, satmode)
+
+
+def _patch_nan(
+    out: np.ndarray, probe: np.ndarray, x: np.ndarray, dst: np.dtype, mode: str, satmode: bool
+) -> np.ndarray:
+    """Give NaN lanes (found in the float32 array `probe`) the semantics' bits. `max`
+    propagates NaN, so one read-only pass tells whether there is any."""
+    if probe.size and np.isnan(probe.max()):
+        nan = np.isnan(probe)
+        out[nan] = semantics.cast(x[nan], dst, mode, satmode)
+    return out
+
+
+_F32_UFUNCS: dict[str, Callable[..., np.ndarray]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+def binary(name: str) -> Callable[[Any, Any], np.ndarray]:
+    """`semantics.<name>`, computed by the ufunc itself on float32 operands."""
+    slow: Callable[[Any, Any], np.ndarray] = getattr(semantics, name)
+    ufunc = _F32_UFUNCS.get(name)
+    if ufunc is None:
+        return slow
+
+    def fn(x: Any, y: Any) -> np.ndarray:
+        if isinstance(x, np.ndarray) and x.dtype == F32:
+            if isinstance(y, np.ndarray):
+                if y.dtype == F32:
+                    return ufunc(x, y)
+            elif _plain_f32_scalar(y):
+                return ufunc(x, np.float32(y))
+        elif isinstance(y, np.ndarray) and y.dtype == F32 and _plain_f32_scalar(x):
+            return ufunc(np.float32(x), y)
+        return slow(x, y)
+
+    return fn
+
+
+def _plain_f32_scalar(v: Any) -> bool:
+    return type(v) is float and abs(v) <= _F32_MAX
