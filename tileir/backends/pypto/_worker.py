@@ -2,8 +2,8 @@
 
 This script is the child side of `tileir.backends.pypto.harness`; do not import it
 from tileir. It runs as `python _worker.py SPEC.json` with its working directory in a
-scratch folder and with `TILE_FWK_OUTPUT_DIR`, `PYPTO_HOME` and `HOME` redirected there
-by the parent. It imports only the standard library, numpy, torch and pypto, never
+scratch folder and with `TILE_FWK_OUTPUT_DIR`, `PYPTO_HOME` and `ASCEND_PROCESS_LOG_PATH`
+pointing there. It imports only the standard library, numpy, torch and pypto, never
 tileir, so that it also works under an interpreter that has pypto but not tileir.
 
 One kernel call per process: a C++ error (`Errcode: F...`) can abort the process, and
@@ -47,6 +47,7 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import shutil
 import sys
 import tempfile
@@ -198,7 +199,7 @@ def import_kernel(path: Path, name: str) -> Any:
         raise KernelSetupError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    sys.path.insert(0, str(path.parent))
+    sys.path.append(str(path.parent))  # for helpers next to the kernel; never shadowing
     spec.loader.exec_module(module)
     kernel = getattr(module, name, None)
     if not isinstance(kernel, JitCallableWrapper):
@@ -375,6 +376,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if run_mode:
             result["outputs"] = read_dumps(Path(spec["verify_dir"]), spec["args"], markers)
         result["ok"] = True
+        timings["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     except KernelSetupError as exc:
         result["error"] = {"type": "setup", "message": str(exc), "kernel_frames": []}
     except Exception as exc:  # noqa: BLE001 - every kernel failure is reported, not raised

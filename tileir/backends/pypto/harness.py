@@ -13,11 +13,11 @@ Two questions can be asked of a kernel file:
     2.56
     >>> run_kernel("exp.py", "kernel", args, {"a": a})["out"]   # doctest: +SKIP
 
-This module imports neither torch nor pypto: the child process (`_worker.py`, run by
-path with `sys.executable` or `$TILEIR_PYPTO_PYTHON`) does. Each call gets a scratch
+This module imports neither torch nor pypto: the child process (`_worker.py`, run as a
+file by `sys.executable` or `$TILEIR_PYPTO_PYTHON`) does. Each call gets a scratch
 folder (kept only when `workdir` is given) that receives PyPTO's outputs
-(`TILE_FWK_OUTPUT_DIR`), run data (`PYPTO_HOME`) and logs (`HOME`, for
-`~/ascend/log/debug/plog`). Data crosses as a JSON spec plus raw `.npy` files.
+(`TILE_FWK_OUTPUT_DIR`), run data (`PYPTO_HOME`) and C++ logs (`ASCEND_PROCESS_LOG_PATH`,
+by default `~/ascend/log`). Data crosses as a JSON spec plus raw `.npy` files.
 
 The interpreter needs a calculator library that PyPTO would rebuild with cmake in every
 process (about a minute); the worker builds it once into
@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,12 @@ import numpy as np
 from tileir.dialect.dtypes import BY_SHORT, ElementType
 
 WORKER = Path(__file__).with_name("_worker.py")
+
+# Runs the worker file as __main__ from `-c`, so that sys.path starts with the scratch
+# folder (the cwd), not this package's folder, whose modules must not shadow anything.
+_BOOTSTRAP = (
+    "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds one kernel may take, from process start, not counting a calculator build."""
@@ -96,7 +102,7 @@ class CompileResult:
     `time_us` is the cost model's end-to-end time, (max execEnd - min execStart) / 1800
     over the tasks of `_simulate.swim.json`; `total_cycles` is `Total Cycles` of
     `_simulate.stat.report.txt` (it includes set-up, so it is larger); `tasks` counts
-    the simulated tasks.
+    the simulated tasks. `timings` are the worker's own (import_s, call_s, max_rss_mb).
     """
 
     ok: bool
@@ -106,6 +112,7 @@ class CompileResult:
     tasks: int | None = None
     wall_s: float = 0.0
     workdir: Path | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)
 
     def check(self) -> CompileResult:
         """Return self if the compile succeeded, else raise `PyptoError`."""
@@ -141,7 +148,7 @@ def _python() -> str:
 def calculator_cache_root() -> Path:
     """Root of the calculator cache: `$TILEIR_PYPTO_CACHE`, else ~/.cache/tileir/pypto-calculator."""
     if env := os.environ.get("TILEIR_PYPTO_CACHE"):
-        return Path(env).expanduser()
+        return Path(env).expanduser().resolve()
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(cache) / "tileir" / "pypto-calculator"
 
@@ -171,13 +178,15 @@ def _child_env(work: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["TILE_FWK_OUTPUT_DIR"] = str(work / "output")
     env["PYPTO_HOME"] = str(work / "pypto_home")
-    # PyPTO writes its C++ log to ~/ascend/log/debug/plog; keep it per call.
-    env["HOME"] = str(work / "home")
+    # PyPTO's C++ log goes to $ASCEND_PROCESS_LOG_PATH/debug/plog (default ~/ascend/log):
+    # one folder per call, so that the errors found there are this call's. HOME stays,
+    # as user site-packages may hold pypto.
+    env["ASCEND_PROCESS_LOG_PATH"] = str(work / "ascend_log")
     # With ASCEND_HOME_PATH set, PyPTO picks the NPU run mode by default.
     env.pop("ASCEND_HOME_PATH", None)
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-    for sub in ("output", "pypto_home", "home"):
+    for sub in ("output", "pypto_home", "ascend_log"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     return env
 
@@ -247,7 +256,7 @@ def _read(path: Path) -> str:
 def _plog_errors(work: Path, limit: int = 20) -> list[str]:
     """[ERROR] lines of PyPTO's C++ log: the only place some pass failures say why."""
     found: list[str] = []
-    for log in sorted((work / "home").glob("ascend/log/debug/plog/*.log")):
+    for log in sorted((work / "ascend_log").glob("debug/plog/*.log")):
         found += [ln.strip() for ln in _read(log).splitlines() if "[ERROR]" in ln]
     return found[:limit]
 
@@ -300,7 +309,7 @@ def _run_worker(work: Path, spec: dict, timeout: float, build_timeout: float) ->
     with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
         try:
             proc = subprocess.Popen(
-                [_python(), str(WORKER), str(work / "spec.json")],
+                [_python(), "-c", _BOOTSTRAP, str(WORKER), str(work / "spec.json")],
                 cwd=work,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -429,7 +438,9 @@ def compile_kernel(
                 wall_s=outcome.wall_s,
                 workdir=kept,
             )
-        return CompileResult(True, None, time_us, cycles, tasks, outcome.wall_s, kept)
+        assert outcome.worker is not None
+        timings = outcome.worker.get("timings", {})
+        return CompileResult(True, None, time_us, cycles, tasks, outcome.wall_s, kept, timings)
 
 
 def run_kernel(
