@@ -382,7 +382,7 @@ class UnrollLoopPattern(RewritePattern):
         b = _Bounds.of(op)
         prologue: list[Operation] = []
         plan = _plan(b, factors, prologue)
-        rewriter.insert_op(prologue, InsertPoint.before(op))
+        rewriter.insert(prologue, InsertPoint.before(op))
         for c in plan:
             new, j = _new_chunk_loop(op, c)
             block = new.body.block
@@ -391,8 +391,8 @@ class UnrollLoopPattern(RewritePattern):
             else:
                 _fill_loop_unroll_body(op, c, b, j, block)
             block.add_op(YieldOp())
-            rewriter.insert_op(new, InsertPoint.before(op))
-        rewriter.erase_op(op)
+            rewriter.insert(new, InsertPoint.before(op))
+        rewriter.erase(op)
 
 
 @dataclass(frozen=True)
