@@ -53,7 +53,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from frontends.pypto import infer
 from frontends.pypto.values import (
@@ -270,7 +270,7 @@ def _is_cond(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) or isinstance(v, bool)
+    return isinstance(v, int | float)  # bools included
 
 
 def _shape(t: Attribute) -> tuple[int, ...]:
@@ -649,7 +649,7 @@ class Translator:
                 if self.entry_last is not None
                 else InsertPoint.at_start(self.entry_block)
             )
-            Rewriter_insert(op, point)
+            Rewriter.insert_op(op, point)
             self.entry_last = op
         dim.result.name_hint = dyn.name if dyn.name.isidentifier() else None
         self.dyn_values[dyn.name] = dim.result
@@ -815,18 +815,13 @@ class Translator:
             self.assign(stmt.target, self.eval(stmt.value, scope), scope, stmt.value)
 
     def stmt_AugAssign(self, stmt: ast.AugAssign, scope: Scope) -> None:
-        load = ast.copy_location(
-            ast.Name(stmt.target.id, ast.Load())
-            if isinstance(stmt.target, ast.Name)
-            else stmt.target,
-            stmt.target,
-        )
-        if not isinstance(stmt.target, ast.Name):
-            self.fail(stmt.target, "augmented assignment is only supported on names")
-        left = self.eval(load, scope)
+        target = stmt.target
+        if not isinstance(target, ast.Name):
+            self.fail(target, "augmented assignment is only supported on names")
+        left = self.eval(ast.copy_location(ast.Name(target.id, ast.Load()), target), scope)
         right = self.eval(stmt.value, scope)
         value = self.binop(_BINOPS[type(stmt.op)], left, right, stmt)
-        self.assign(stmt.target, value, scope, stmt)
+        self.assign(target, value, scope, stmt)
 
     def assign(self, target: ast.expr, value: Any, scope: Scope, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
@@ -2112,12 +2107,6 @@ def _same_python(a: Any, b: Any) -> bool:
         return type(a) is type(b) and bool(a == b)
     except Exception:
         return False
-
-
-def Rewriter_insert(op: Operation, point: InsertPoint) -> None:
-    from xdsl.rewriter import Rewriter
-
-    Rewriter.insert_op(op, point)
 
 
 def translate(source: str, filename: str, only: str | None = None) -> ModuleOp:

@@ -430,3 +430,18 @@ def test_tile_results_have_inferred_types() -> None:
     assert shape(ops(k, pto.TransposeOp)[0].result) == [2, 16, 16]
     assert shape(ops(k, pto.GathermaskOp)[0].result) == [2, 8, 8]
     assert all(isinstance(op.results[0].type, TensorType) for op in ops(k, pto.ExpandCloneOp))
+
+
+@pytest.mark.pypto
+def test_load_function_of_a_real_pypto_jit_kernel() -> None:
+    """With the real pypto installed, `@pypto.frontend.jit` wraps the function; the
+    frontend finds the original and reads its file."""
+    pytest.importorskip("pypto")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("online_softmax", DATA / "online_softmax.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    module = load_function(mod.online_softmax_sum)
+    assert [k.sym_name.data for k in module.ops] == ["online_softmax_sum"]
