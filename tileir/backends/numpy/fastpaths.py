@@ -99,14 +99,20 @@ def binary(name: str) -> Callable[[Any, Any], np.ndarray]:
         if isinstance(x, np.ndarray) and x.dtype == F32:
             if isinstance(y, np.ndarray):
                 if y.dtype == F32:
-                    return ufunc(x, y)
+                    return _quiet(ufunc, x, y)
             elif _plain_f32_scalar(y):
-                return ufunc(x, np.float32(y))
+                return _quiet(ufunc, x, np.float32(y))
         elif isinstance(y, np.ndarray) and y.dtype == F32 and _plain_f32_scalar(x):
-            return ufunc(np.float32(x), y)
+            return _quiet(ufunc, np.float32(x), y)
         return slow(x, y)
 
     return fn
+
+
+def _quiet(ufunc: Callable[..., np.ndarray], x: Any, y: Any) -> np.ndarray:
+    """IEEE overflow / invalid results are the meaning here, not a warning."""
+    with np.errstate(all="ignore"):
+        return ufunc(x, y)
 
 
 def _plain_f32_scalar(v: Any) -> bool:

@@ -1,0 +1,125 @@
+"""The back end's shortcuts give exactly the bits of the semantics functions.
+
+Each shortcut is compared with `semantics` and with an independent reference (integer
+bit arithmetic, or a different numpy conversion path): exhaustively over every 16-bit
+and 8-bit source pattern, and over every float32 rounding class for the narrowing casts.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tileir.backends.numpy import fastpaths, semantics
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F16 = np.dtype(np.float16)
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> None:
+    assert a.dtype == b.dtype and a.shape == b.shape
+    diff = np.nonzero(bits(a) != bits(b))[0]
+    assert diff.size == 0, (
+        f"{diff.size} differ, first at {diff[0]}: {a[diff[0]]!r} vs {b[diff[0]]!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [BF16, F16, np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)],
+)
+@pytest.mark.parametrize("mode", ["none", "rint", "floor"])
+def test_widening_to_f32_every_pattern(dtype, mode):
+    n = 1 << (8 * dtype.itemsize)
+    x = np.arange(n, dtype=np.dtype(f"u{dtype.itemsize}")).view(dtype)
+    got = fastpaths.cast(x, F32, mode)
+    same_bits(got, semantics.cast(x, F32, mode))
+    # independent: the value through float64 (exact), except NaN whose bits the
+    # semantics define (checked above)
+    finite = ~np.isnan(got)
+    with np.errstate(invalid="ignore"):
+        same_bits(got[finite], x.astype(F64).astype(F32)[finite])
+    if dtype == BF16:
+        expected = (bits(x).astype(np.uint32) << 16).view(F32)
+        same_bits(got[finite], expected[finite])
+
+
+def f32_rounding_classes() -> np.ndarray:
+    """Every sign / exponent / upper-mantissa pattern of bf16, with the low 16 bits at
+    each rounding boundary (0, 1, just below / at / above the half, all ones) and a few
+    random ones: every case round-to-nearest-even distinguishes."""
+    upper = np.arange(1 << 16, dtype=np.uint32) << 16
+    rng = np.random.default_rng(0)
+    lows = [0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, *rng.integers(0, 1 << 16, 4)]
+    return np.concatenate([upper | np.uint32(low) for low in lows]).view(F32)
+
+
+@pytest.mark.parametrize("mode", ["none", "rint"])
+def test_f32_to_bf16_rne(mode):
+    x = f32_rounding_classes()
+    got = fastpaths.cast(x, BF16, mode)
+    same_bits(got, semantics.cast(x, BF16, mode))
+    u = bits(x)
+    finite = ~np.isnan(x)
+    rne = ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+    same_bits(bits(got)[finite], rne[finite])
+
+
+def f16_rounding_classes() -> np.ndarray:
+    """For every pair of adjacent float16 values: both ends, the midpoint and its
+    float32 neighbours (ties, just below, just above), plus beyond the largest finite."""
+    h = np.arange(1 << 16, dtype=np.uint16).view(F16)
+    v = np.sort(h[np.isfinite(h)].astype(F32))
+    v = np.unique(v)
+    mid = ((v[:-1].astype(F64) + v[1:].astype(F64)) / 2).astype(F32)
+    near = [np.nextafter(mid, np.float32(np.inf)), np.nextafter(mid, np.float32(-np.inf))]
+    big = np.array([65504.0, 65519.0, 65520.0, 70000.0, 1e30, np.inf, -np.inf, np.nan], F32)
+    return np.concatenate([v, mid, *near, big, -big])
+
+
+@pytest.mark.parametrize("mode", ["none", "rint"])
+def test_f32_to_f16_rne(mode):
+    x = f16_rounding_classes()
+    got = fastpaths.cast(x, F16, mode)
+    same_bits(got, semantics.cast(x, F16, mode))
+    finite = ~np.isnan(x)
+    with np.errstate(over="ignore"):
+        same_bits(got[finite], x.astype(F64).astype(F16)[finite])
+
+
+def test_other_casts_use_the_semantics():
+    x = f16_rounding_classes()
+    for dst, mode, sat in [(F16, "odd", False), (F16, "rint", True), (BF16, "floor", False)]:
+        same_bits(fastpaths.cast(x, dst, mode, sat), semantics.cast(x, dst, mode, sat))
+
+
+SPECIAL = np.array(
+    [0.0, -0.0, 1.0, -1.5, 1e-45, -1e-40, 3.4e38, -3.4e38, np.inf, -np.inf, np.nan, 0.1, 7.0],
+    F32,
+)
+
+
+@pytest.mark.parametrize(
+    "name", ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
+)
+def test_f32_binary_fast_path(name):
+    slow = getattr(semantics, name)
+    fast = fastpaths.binary(name)
+    a = np.repeat(SPECIAL, SPECIAL.size)
+    b = np.tile(SPECIAL, SPECIAL.size)
+    same_bits(fast(a, b), slow(a, b))
+    for scalar in (0.1, -0.0, 1e-45, 3.0e38, 1e39, float("inf")):
+        same_bits(fast(a, scalar), slow(a, scalar))
+        same_bits(fast(scalar, a), slow(scalar, a))
+
+
+def test_binary_fast_path_leaves_other_dtypes_to_the_semantics():
+    a = SPECIAL.astype(BF16)
+    same_bits(fastpaths.binary("add")(a, a), semantics.add(a, a))
+    same_bits(fastpaths.binary("mul")(a, 3), semantics.mul(a, 3))
