@@ -83,12 +83,14 @@ from tileir.dialect.pto import (
     KernelOp,
     LoopOp,
     LoopUnrollOp,
+    MatmulOp,
     SetCubeTileShapesOp,
     SetSemanticLabelOp,
     SetVecTileShapesOp,
     StageOp,
     StitchOp,
     TensorOp,
+    TransferOp,
     ViewOp,
     YieldOp,
     constant_index,
@@ -212,8 +214,23 @@ class _Effects:
     barrier: bool = False
 
 
+def _reads_of(op: Operation) -> tuple[str, ...]:
+    """The settings an op is compiled under: the cube tile shape for matmul, the
+    vector tile shape for the rest; the label for all. A transfer is tileir's model
+    of a buffer hand-off and is not emitted; ops on no tile (loop-state queries) use
+    none."""
+    tiles = any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
+    if isinstance(op, TransferOp) or not tiles:
+        return ()
+    if isinstance(op, MatmulOp):
+        return ("cube", "label")
+    return ("vec", "label")
+
+
 def _conditional(op: Operation, top: Operation) -> bool:
     """Whether `op` may not run when `top` runs (it sits in a loop or a branch)."""
+    if op is top:
+        return False
     parent = op.parent_op()
     while parent is not None and parent is not top:
         if not isinstance(parent, StageOp | StitchOp):
@@ -235,7 +252,7 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
                 definite.add(kind)
             continue
         if op.name.startswith("pto.") and not isinstance(op, _STRUCTURE):
-            fx.reads.update(k for k in _KINDS if k not in definite)
+            fx.reads.update(k for k in _reads_of(op) if k not in definite)
         if isinstance(op, ViewOp):
             if isinstance(op.source.type, MemRefType):
                 shape = op.result.type.get_shape()
@@ -373,13 +390,83 @@ class _SettingOrder:
         )
 
 
-def _dependencies(ops: Sequence[Operation], forms: _IndexForms) -> list[set[int]]:
+@dataclass
+class _SettingsPlan:
+    """How the settings of a group are kept right when its ops move.
+
+    A kind is *re-established* (`remat`) when every op that uses it in the group uses a
+    value set inside the group and the value after the group is known: the scheduler
+    then ignores that kind, the group's own setting statements of that kind are dropped,
+    and a copy of the right setting is put in front of each op whose value would
+    otherwise differ (and at the end, for the ops after the group). Other kinds are
+    ordered by `_SettingOrder`."""
+
+    effects: list[_Effects]
+    need: list[dict[str, Setting]]
+    final: dict[str, Setting]
+    remat: set[str]
+    source: dict[Setting, Operation]
+
+    @staticmethod
+    def of(ops: Sequence[Operation], forms: _IndexForms) -> _SettingsPlan:
+        effects = [_effects_of(op, forms) for op in ops]
+        state: dict[str, Setting] = dict.fromkeys(_KINDS)
+        unknown: set[str] = set()
+        written: set[str] = set()
+        need: list[dict[str, Setting]] = []
+        source: dict[Setting, Operation] = {}
+        for op, fx in zip(ops, effects):
+            need.append({k: state[k] for k in fx.reads})
+            unknown.update(k for k in fx.reads if state[k] is None)
+            for k, v in fx.writes.items():
+                written.add(k)
+                unknown.update([k] if v is None else [])
+                state[k] = v
+            if fx.writes:
+                for inner in op.walk():
+                    if type(inner) in _SETTINGS:
+                        source.setdefault(_setting_key(inner), inner)
+        remat = {k for k in written if k not in unknown and state[k] is not None}
+        return _SettingsPlan(effects, need, state, remat, source)
+
+    def emit(self, ops: Sequence[Operation], order: Sequence[int]) -> list[Operation]:
+        """`ops` in `order`, with the re-established kinds' settings re-inserted where
+        the value in force would differ from the original one."""
+        current: dict[str, Setting] = dict.fromkeys(self.remat)
+        out: list[Operation] = []
+
+        def establish(kind: str, value: Setting) -> None:
+            if current[kind] != value:
+                out.append(self.source[value].clone())
+                current[kind] = value
+
+        for n in order:
+            op = ops[n]
+            if _SETTINGS.get(type(op)) in self.remat:
+                op.detach()
+                op.erase()
+                continue
+            for kind, value in self.need[n].items():
+                if kind in self.remat:
+                    establish(kind, value)
+            out.append(op)
+            for kind, value in self.effects[n].writes.items():
+                if kind in self.remat:
+                    current[kind] = value
+        for kind in sorted(self.remat):
+            establish(kind, self.final[kind])
+        return out
+
+
+def _dependencies(
+    ops: Sequence[Operation], forms: _IndexForms, plan: _SettingsPlan
+) -> list[set[int]]:
     """For each op, the indices of the earlier ops it must stay after."""
     position = {op: n for n, op in enumerate(ops)}
     block = ops[0].parent_block() if ops else None
     preds: list[set[int]] = [set() for _ in ops]
     by_buffer: dict[SSAValue, list[tuple[int, Access]]] = {}
-    settings = {k: _SettingOrder(k) for k in _KINDS}
+    settings = {k: _SettingOrder(k) for k in _KINDS if k not in plan.remat}
     last_barrier: int | None = None
 
     def top_level(value: SSAValue) -> int | None:
@@ -396,7 +483,7 @@ def _dependencies(ops: Sequence[Operation], forms: _IndexForms) -> list[set[int]
                 p = top_level(operand)
                 if p is not None and p != n:
                     deps.add(p)
-        fx = _effects_of(op, forms)
+        fx = plan.effects[n]
         if last_barrier is not None:
             deps.add(last_barrier)
         if fx.barrier:
@@ -419,10 +506,12 @@ def _dependencies(ops: Sequence[Operation], forms: _IndexForms) -> list[set[int]
     return preds
 
 
-def interleave(ops: Sequence[Operation], ids: Sequence[int], forms: _IndexForms) -> list[int]:
+def interleave(
+    ops: Sequence[Operation], ids: Sequence[int], forms: _IndexForms, plan: _SettingsPlan
+) -> list[int]:
     """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
     of iteration k+1 (the smallest `local position + iteration` first)."""
-    preds = _dependencies(ops, forms)
+    preds = _dependencies(ops, forms, plan)
     succs: list[list[int]] = [[] for _ in ops]
     waiting = [len(p) for p in preds]
     for n, p in enumerate(preds):
@@ -540,23 +629,30 @@ def _drop_repeated_settings(ops: Iterable[Operation]) -> list[Operation]:
     return kept
 
 
-def _wrap(ops: list[Operation], size: int, most: int) -> StitchOp:
-    """Move `ops` (in order) into a new `pto.stitch`; values used after it leave it as
-    results."""
+def _escaping(ops: Sequence[Operation]) -> list[SSAValue]:
+    """Results of `ops` used by ops that are not among them."""
     members = set(ops)
-    escaping: list[SSAValue] = []
-    for op in ops:
-        for r in op.results:
-            if any(_top_in(use.operation, members) is None for use in r.uses):
-                escaping.append(r)
+    return [
+        r
+        for op in ops
+        for r in op.results
+        if any(_top_in(use.operation, members) is None for use in r.uses)
+    ]
+
+
+def _wrap(ops: list[Operation], new_order: list[Operation], size: int, most: int) -> StitchOp:
+    """Move the group `ops` into a new `pto.stitch` in `new_order` (the same ops, minus
+    dropped settings, plus re-inserted ones); values used after it leave it as results."""
+    members = set(ops)
+    escaping = _escaping(ops)
     block = Block()
     stitch = StitchOp(size, most, block, [v.type for v in escaping])
-    anchor = ops[0]
-    parent = anchor.parent_block()
+    parent = ops[0].parent_block()
     assert parent is not None
-    parent.insert_op_before(stitch, anchor)
-    for op in ops:
-        op.detach()
+    parent.insert_op_before(stitch, ops[0])
+    for op in new_order:
+        if op.parent is not None:
+            op.detach()
         block.add_op(op)
     block.add_op(YieldOp(*escaping))
     for value, result in zip(escaping, stitch.outputs):
@@ -604,10 +700,12 @@ class StitchLoopBody(RewritePattern):
             if not group:
                 continue
             members = sorted({iteration_of[o] for o in group})
+            new_order = list(group)
             if self.interleave and len(members) > 1:
-                order = interleave(group, [iteration_of[o] for o in group], self.forms)
-                group = [group[n] for n in order]
-            _wrap(group, len(members), self.max_functions)
+                plan = _SettingsPlan.of(group, self.forms)
+                order = interleave(group, [iteration_of[o] for o in group], self.forms, plan)
+                new_order = plan.emit(group, order)
+            _wrap(group, new_order, len(members), self.max_functions)
         rewriter.has_done_action = True
 
 
