@@ -49,6 +49,7 @@ import os
 import re
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,7 +113,14 @@ def _build_calculator(manager_cls: Any, dest: Path) -> None:
             f" -DPY3_MOD_TORCH_C_GLIBCXX_USE_CXX11_ABI={torch_ctx.torch_c_use_cxx11_abi}"
         )
         ctx.build_job_num = os.cpu_count() or 4
-        install = Path(cmake_ctx.compile(ctx))
+        try:
+            install = Path(cmake_ctx.compile(ctx))
+        except subprocess.CalledProcessError as exc:  # its output is captured: show the end
+            output = ((exc.stdout or "") + (exc.stderr or "")).strip().splitlines()
+            raise RuntimeError(
+                f"building PyPTO's calculator failed: {' '.join(map(str, exc.cmd))}\n"
+                + "\n".join(output[-30:])
+            ) from None
         if not (install / "lib" / CALCULATOR_SO).exists():
             raise RuntimeError(f"calculator build produced no {CALCULATOR_SO} in {install}")
         os.rename(install, dest)

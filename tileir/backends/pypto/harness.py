@@ -32,6 +32,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -349,6 +350,12 @@ def _arg_specs(args: Sequence[ArgSpec], outputs: set[str]) -> list[dict]:
     ]
 
 
+# What one call leaves in its scratch folder; a reused `workdir` is cleared of it first,
+# so that nothing of an earlier call can pass for this one's result.
+_SCRATCH = ("result.json*", "spec.json", "stdout", "stderr", "phase-*", "in_*.npy", "out_*.npy")
+_SCRATCH_DIRS = ("output", "verify", "pypto_home", "ascend_log")
+
+
 class _Workdir:
     """The caller's folder (kept), or a temporary one (removed afterwards)."""
 
@@ -359,6 +366,12 @@ class _Workdir:
 
     def __enter__(self) -> _Workdir:
         self.path.mkdir(parents=True, exist_ok=True)
+        if self.kept:
+            for pattern in _SCRATCH:
+                for f in self.path.glob(pattern):
+                    f.unlink()
+            for d in _SCRATCH_DIRS:
+                shutil.rmtree(self.path / d, ignore_errors=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
