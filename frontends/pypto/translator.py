@@ -329,6 +329,8 @@ class Translator:
         self.entry_last: Operation | None = None
         self.workspace_count = 0
         self.open_blocks: list[Block] = []
+        self.current: ast.AST | None = None
+        """The node being translated, for the location of an unexpected failure."""
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
 
     # ----------------------------------------------------------------------- errors
@@ -790,6 +792,7 @@ class Translator:
             self.exec_stmt(stmt, scope)
 
     def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None:
+        self.current = stmt
         method = getattr(self, f"stmt_{type(stmt).__name__}", None)
         if method is None:
             self.fail(
@@ -1186,6 +1189,7 @@ class Translator:
     # ----------------------------------------------------------------------- expressions
 
     def eval(self, node: ast.expr, scope: Scope) -> Any:
+        self.current = node
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             self.fail(node, f"{type(node).__name__} expressions are not supported")
@@ -2118,9 +2122,20 @@ def translate(source: str, filename: str, only: str | None = None) -> ModuleOp:
             f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"
         ) from None
     tr = Translator(source, filename)
-    tr.run_module(tree)
-    if only is not None:
-        tr.kernels = [k for k in tr.kernels if k.node.name == only]
-        if not tr.kernels:
-            raise TileirError(f"{filename}: error: no @pypto.frontend.jit kernel named {only!r}")
-    return tr.build_module()
+    try:
+        tr.run_module(tree)
+        if only is not None:
+            tr.kernels = [k for k in tr.kernels if k.node.name == only]
+            if not tr.kernels:
+                raise TileirError(
+                    f"{filename}: error: no @pypto.frontend.jit kernel named {only!r}"
+                )
+        return tr.build_module()
+    except TileirError:
+        raise
+    except RecursionError:
+        raise tr.error(tr.current, "the kernel nests too deeply (recursive helper?)") from None
+    except Exception as e:  # a frontend bug must still name the user's line
+        raise tr.error(
+            tr.current, f"internal error while translating this ({type(e).__name__}: {e})"
+        ) from e
