@@ -1905,8 +1905,7 @@ class TransferOp(IRDLOperation):
             )
         if self.input.type != self.result.type:
             raise VerifyException("'pto.transfer' result type must equal the input type")
-        produced_on = producing_unit(self.input)
-        if produced_on is not None and produced_on != self.src_unit.data:
+        for produced_on in producing_units(self.input) - {self.src_unit.data}:
             raise VerifyException(
                 f"'pto.transfer' from {self.src_unit.data!r} takes a tile computed on the "
                 f"{produced_on!r} unit"
@@ -1926,19 +1925,36 @@ def _enclosing_stage(op: Operation) -> StageOp | None:
     return parent if isinstance(parent, StageOp) else None
 
 
-def producing_unit(value: SSAValue) -> str | None:
-    """The unit (`vector` / `cube`) that computes `value`: the unit of the stage that
-    yields it or holds its defining op, the target unit of a `pto.transfer`; None for
-    values no stage computes (kernel and loop arguments, scalars made between stages)."""
+def producing_units(value: SSAValue) -> frozenset[str]:
+    """The units (`vector` / `cube`) that may compute `value`: the unit of the stage that
+    yields it or holds its defining op, the target unit of a `pto.transfer`, and for the
+    result of an op with regions (`scf.if`) the units of what its branches yield. Empty
+    for values no stage computes (kernel and loop arguments, scalars made between
+    stages)."""
     owner = value.owner
     if isinstance(owner, TransferOp):
-        return owner.dst_unit.data
+        return frozenset({owner.dst_unit.data})
     if isinstance(owner, StageOp):
-        return owner.unit.data
-    if isinstance(owner, Operation):
-        stage = _enclosing_stage(owner)
-        return stage.unit.data if stage is not None else None
-    return None
+        return frozenset({owner.unit.data})
+    if not isinstance(owner, Operation):
+        return frozenset()
+    stage = _enclosing_stage(owner)
+    if stage is not None:
+        return frozenset({stage.unit.data})
+    units: set[str] = set()
+    index = value.index  # type: ignore[attr-defined]
+    for region in owner.regions:
+        for block in region.blocks:
+            term = block.last_op
+            if term is not None and term.has_trait(IsTerminator) and index < len(term.operands):
+                units |= producing_units(term.operands[index])
+    return frozenset(units)
+
+
+def producing_unit(value: SSAValue) -> str | None:
+    """The one unit that computes `value`, or None (see `producing_units`)."""
+    units = producing_units(value)
+    return next(iter(units)) if len(units) == 1 else None
 
 
 def _verify_no_unit_crossing(stage: StageOp) -> None:
@@ -1955,8 +1971,7 @@ def _verify_no_unit_crossing(stage: StageOp) -> None:
             owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
             if owner_op is not None and stage.is_ancestor(owner_op):
                 continue
-            produced_on = producing_unit(operand)
-            if produced_on is not None and produced_on != unit:
+            for produced_on in producing_units(operand) - {unit}:
                 raise VerifyException(
                     f"'{op.name}' in a {unit} stage uses a tile computed on the "
                     f"{produced_on} unit; pass it through `pto.transfer %v from "
@@ -1986,9 +2001,7 @@ class StitchOp(IRDLOperation):
         "`size` $size `max` $max_functions attr-dict-with-keyword $body (`->` type($outputs)^)?"
     )
 
-    def __init__(
-        self, size: int, max_functions: int, body: Region | Block, result_types=()
-    ):
+    def __init__(self, size: int, max_functions: int, body: Region | Block, result_types=()):
         if isinstance(body, Block):
             body = Region(body)
         super().__init__(
@@ -2008,9 +2021,7 @@ class StitchOp(IRDLOperation):
                 "(PyPTO's stitch_function_max_num range)"
             )
         if not 1 <= size <= most:
-            raise VerifyException(
-                f"'pto.stitch' size {size} must be in 1..max_functions ({most})"
-            )
+            raise VerifyException(f"'pto.stitch' size {size} must be in 1..max_functions ({most})")
         term = self.body.block.last_op
         if isinstance(term, YieldOp):
             if [a.type for a in term.arguments] != [r.type for r in self.outputs]:

@@ -168,6 +168,31 @@ def split_block(block: Block) -> None:
 # --------------------------------------------------------------------------- transfers
 
 
+def unify_branch_results(kernel: pto.KernelOp) -> int:
+    """Make each tile result of an `scf.if` come from one unit: where one branch yields
+    a Cube tile and another a Vector tile, the Cube one goes through a transfer in a
+    small vector stage of its own at the end of its branch. Returns how many."""
+    count = 0
+    for op in reversed(list(kernel.walk())):  # inner ifs before the ifs around them
+        if isinstance(op, pto.StageOp) or not op.regions:
+            continue
+        for index, result in enumerate(op.results):
+            if not isinstance(result.type, TensorType) or len(pto.producing_units(result)) < 2:
+                continue
+            for region in op.regions:
+                for block in region.blocks:
+                    term = block.last_op
+                    assert term is not None
+                    value = term.operands[index]
+                    if "cube" in pto.producing_units(value):
+                        transfer = pto.TransferOp(value, "cube", "vector")
+                        block.insert_op_before(transfer, term)
+                        term.operands[index] = transfer.result
+                        _make_stage([transfer], "vector")
+                        count += 1
+    return count
+
+
 def insert_transfers(kernel: pto.KernelOp) -> int:
     """Route every tile that crosses between units through a `pto.transfer` at the top
     of the consuming stage; returns how many were inserted."""
@@ -257,6 +282,15 @@ def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
                 tile = derive_cube_tile(m, k, n, _elem_bytes(op.a.type), platform)  # type: ignore[arg-type]
             if tile is not None:
                 stage.cube_tile = pto.DenseArrayBase.from_list(pto.i64, tile)
+    for stage in stages(kernel):
+        # A stage that only receives a tile (made by `unify_branch_results`).
+        first = stage.body.block.first_op
+        if stage not in done and stage.tile_shape is None and isinstance(first, pto.TransferOp):
+            if stage.unit.data == "vector":
+                t = first.result.type
+                assert isinstance(t, TensorType)
+                shape = derive_vec_tile(list(t.get_shape()), _elem_bytes(t), platform)
+                stage.tile_shape = pto.DenseArrayBase.from_list(pto.i64, shape)
 
 
 # --------------------------------------------------------------------------- the pass
@@ -265,7 +299,7 @@ def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
 def split_kernel(kernel: pto.KernelOp, platform: Platform) -> int:
     """Run vc-split on one kernel; returns the number of transfers inserted."""
     split_block(kernel.body.block)
-    transfers = insert_transfers(kernel)
+    transfers = unify_branch_results(kernel) + insert_transfers(kernel)
     attach_tile_shapes(kernel, platform)
     pattern = flow_pattern(kernel)
     if pattern:

@@ -168,6 +168,57 @@ pto.kernel @mixed_if(%x: memref<16x16xf16>, %w: memref<16x16xf16>, %out: memref<
   pto.assemble %f into %out[0, 0] : tensor<16x16xf32>, memref<16x16xf32>
 }
 
+// An `scf.if` whose branches yield a Cube tile and a Vector tile: the Cube one is handed
+// over inside its branch, so the `if` result comes from one unit. When both branches
+// yield Cube tiles, the consumer receives the result through one transfer.
+// CHECK-LABEL: pto.kernel @if_results
+// CHECK:         %[[R:.*]] = scf.if
+// CHECK-NEXT:      %[[M:.*]] = pto.stage "cube"
+// CHECK:           %[[H:.*]] = pto.stage "vector" tile [16, 16] {
+// CHECK-NEXT:        %[[T:.*]] = pto.transfer %[[M]] from "cube" to "vector"
+// CHECK-NEXT:        pto.yield %[[T]]
+// CHECK-NEXT:      } -> tensor<16x16xf32>
+// CHECK-NEXT:      scf.yield %[[H]]
+// CHECK:         } else {
+// CHECK-NEXT:      %[[F:.*]] = pto.stage "vector"
+// CHECK:           scf.yield %[[F]]
+// CHECK:         pto.stage "vector"
+// CHECK-NEXT:      pto.abs %[[R]]
+// CHECK:         %[[R2:.*]] = scf.if
+// CHECK:         pto.stage "vector"
+// CHECK-NEXT:      %[[T2:.*]] = pto.transfer %[[R2]] from "cube" to "vector"
+// CHECK-NEXT:      pto.neg %[[T2]]
+pto.kernel @if_results(%x: memref<16x16xf16>, %w: memref<16x16xf16>, %out: memref<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  pto.loop %i = %c0 to %c2 step %c1 {
+    %t = pto.view %x[0, 0] : memref<16x16xf16> -> tensor<16x16xf16>
+    %first = pto.is_loop_begin %i
+    %r = scf.if %first -> (tensor<16x16xf32>) {
+      %wt = pto.view %w[0, 0] : memref<16x16xf16> -> tensor<16x16xf16>
+      %m = pto.matmul %t, %wt : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+      scf.yield %m : tensor<16x16xf32>
+    } else {
+      %f = pto.cast %t : tensor<16x16xf16> -> tensor<16x16xf32>
+      scf.yield %f : tensor<16x16xf32>
+    }
+    %a = pto.abs %r : tensor<16x16xf32>
+    pto.assemble %a into %out[0, 0] : tensor<16x16xf32>, memref<16x16xf32>
+    %r2 = scf.if %first -> (tensor<16x16xf32>) {
+      %wt2 = pto.view %w[0, 0] : memref<16x16xf16> -> tensor<16x16xf16>
+      %m2 = pto.matmul %t, %wt2 : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+      scf.yield %m2 : tensor<16x16xf32>
+    } else {
+      %wt3 = pto.view %w[0, 0] : memref<16x16xf16> -> tensor<16x16xf16>
+      %m3 = pto.matmul %wt3, %t : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+      scf.yield %m3 : tensor<16x16xf32>
+    }
+    %n = pto.neg %r2 : tensor<16x16xf32>
+    pto.assemble %n into %out[0, 0] : tensor<16x16xf32>, memref<16x16xf32>
+  }
+}
+
 // REPORT: vc-split: @sk03: V1,C1,V1 [vector tile [8, 64]; cube m [16, 16] k [64, 64] n [32, 32]; vector tile [8, 32]]; 2 transfers added
 // REPORT: vc-split: @rope_b: V1 [vector tile [8, 2, 64]]; 0 transfers added
 // REPORT: vc-split: @derived: V1,C1,V1 [vector tile [8, 1024]; cube m [16, 16] k [128, 512] n [128, 128]; vector tile [8, 1024]]; 2 transfers added
