@@ -1,4 +1,4 @@
-"""Shared pytest configuration: hypothesis profiles.
+"""Shared pytest configuration: hypothesis profiles and the `pypto` marker.
 
 Select one with the environment variable HYPOTHESIS_PROFILE (default `dev`):
 
@@ -12,6 +12,7 @@ hard-coding `max_examples`, so that one variable scales the whole suite.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _COMMON = {
@@ -23,3 +24,17 @@ settings.register_profile("ci", max_examples=40, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.register_profile("deep", max_examples=2000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked `pypto` need the real pypto (the `pypto` extra): skipped without it,
+    except under TILEIR_REQUIRE_PYPTO=1 (CI), where a missing pypto is a failure."""
+    if item.get_closest_marker("pypto") is None:
+        return
+    from tileir.backends.pypto.harness import pypto_available
+
+    if pypto_available():
+        return
+    if os.environ.get("TILEIR_REQUIRE_PYPTO") == "1":
+        pytest.fail("pypto extra not installed, but TILEIR_REQUIRE_PYPTO=1", pytrace=False)
+    pytest.skip("pypto extra not installed")
