@@ -123,3 +123,30 @@ def test_binary_fast_path_leaves_other_dtypes_to_the_semantics():
     a = SPECIAL.astype(BF16)
     same_bits(fastpaths.binary("add")(a, a), semantics.add(a, a))
     same_bits(fastpaths.binary("mul")(a, 3), semantics.mul(a, 3))
+
+
+@pytest.mark.parametrize(
+    "dtype, out", [(BF16, F32), (BF16, BF16), (F16, F32), (F16, F16), (F32, F32)]
+)
+@pytest.mark.parametrize("a_trans", [False, True])
+@pytest.mark.parametrize("b_trans", [False, True])
+def test_matmul_fast_path(dtype, out, a_trans, b_trans):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((300, 260)).astype(dtype)  # large enough to be cached
+    b = rng.standard_normal((260, 70)).astype(dtype)
+    a_in = np.ascontiguousarray(a.T) if a_trans else a
+    b_in = np.ascontiguousarray(b.T) if b_trans else b
+    expected = semantics.matmul(a_in, b_in, out, a_trans, b_trans)
+    for _ in range(2):  # the second call uses the cached float64 copies
+        same_bits(fastpaths.matmul(a_in, b_in, out, a_trans, b_trans).ravel(), expected.ravel())
+
+
+def test_matmul_fast_path_defers_to_the_semantics():
+    a = np.ones((2, 3), F32)
+    with pytest.raises(semantics.SemanticsError, match="K differs"):
+        fastpaths.matmul(a, a, F32)
+    bias = np.ones((1, 3), F32)
+    same_bits(
+        fastpaths.matmul(a, a.T.copy(), F32, bias=bias[:, :2]).ravel(),
+        semantics.matmul(a, a.T.copy(), F32, bias=bias[:, :2]).ravel(),
+    )

@@ -11,7 +11,10 @@ back end calls them directly and falls back to `semantics` for everything else:
   `CAST_RINT` mean there): `ml_dtypes` and numpy round to nearest even, overflow to
   infinity and round subnormals the IEEE way, as `semantics.round_to_dtype` does;
 - float32 `+ - * /`, `maximum`, `minimum` and comparisons on float32 operands: the ufunc
-  on the arrays themselves (a float32 scalar is the RNE rounding of the double).
+  on the arrays themselves (a float32 scalar is the RNE rounding of the double);
+- 2-D float matmul without bias: the same float64 product, but the float64 copy of an
+  operand is made once per tile object, so a loop-invariant weight tile is widened once
+  instead of once per iteration.
 
 NaN lanes are handed to `semantics` (which returns a canonical NaN where numpy would
 keep the payload), so even NaN bits agree. The tests compare each shortcut with the
@@ -20,6 +23,7 @@ semantics function over every 16-bit pattern and over edge-case sets of float32.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +33,7 @@ import numpy as np
 from tileir.backends.numpy import semantics
 
 F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -117,3 +122,48 @@ def _quiet(ufunc: Callable[..., np.ndarray], x: Any, y: Any) -> np.ndarray:
 
 def _plain_f32_scalar(v: Any) -> bool:
     return type(v) is float and abs(v) <= _F32_MAX
+
+
+_WIDE: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+_CACHE_MIN_SIZE = 1 << 16
+
+
+def _widened(x: np.ndarray) -> np.ndarray:
+    """x as float64, remembered while the tile `x` lives (tiles are never written in
+    place, so the copy stays right)."""
+    key = id(x)
+    hit = _WIDE.get(key)
+    if hit is not None and hit[0]() is x:
+        return hit[1]
+    with np.errstate(invalid="ignore"):
+        wide = x.astype(F64)
+    if x.size >= _CACHE_MIN_SIZE:
+        _WIDE[key] = (weakref.ref(x, lambda _: _WIDE.pop(key, None)), wide)
+    return wide
+
+
+def matmul(
+    a: np.ndarray,
+    b: np.ndarray,
+    out_dtype: np.dtype,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    bias: np.ndarray | None = None,
+) -> np.ndarray:
+    """`semantics.matmul`, widening each large operand tile to float64 only once."""
+    out = np.dtype(out_dtype)
+    if (
+        bias is None
+        and a.ndim == b.ndim == 2
+        and a.dtype == b.dtype
+        and a.dtype in (BF16, F16, F32)
+        and out in (F32, a.dtype)
+        and a.shape[0 if a_trans else 1] == b.shape[1 if b_trans else 0]
+    ):
+        am, bm = _widened(a), _widened(b)
+        acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
+        if out == F32:
+            return acc
+        with np.errstate(over="ignore", invalid="ignore"):
+            return acc.astype(out)
+    return semantics.matmul(a, b, out, a_trans, b_trans, bias)

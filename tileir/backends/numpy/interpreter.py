@@ -768,7 +768,7 @@ def _matmul(c: _Compiler, op: Operation) -> Step:
             m = (va[-1] if a_trans else va[-2]) if va is not None else None
             n = (vb[-2] if b_trans else vb[-1]) if vb is not None else None
             out_valid = (m, n)
-        out = semantics.matmul(
+        out = fastpaths.matmul(
             xa,
             xb,
             out_dtype,
@@ -1596,7 +1596,12 @@ class Plan:
                         f"{dims[sym][1]!r} but {s} in {name!r}",
                     )
                 dims[sym] = (s, name)
-            arrays[name] = np.array(x, copy=True, order="C")
+            if name in self.outputs:
+                arrays[name] = np.array(x, copy=True, order="C")
+            else:
+                # The kernel never writes it: share the caller's data, read-only.
+                arrays[name] = x.view()
+                arrays[name].flags.writeable = False
         for name in self.outputs:
             if name in arrays:
                 continue
