@@ -146,18 +146,26 @@ def _parse(path: Path) -> ast.Module:
 
 @cache
 def module_constants(path: Path) -> Mapping[str, Any]:
-    """The module-level constants of a kernel file (ints, floats, lists, dtype names)."""
+    """The module-level constants of a kernel file (ints, floats, lists, dtype names).
+
+    Plain assignments and tuple unpacking (``B, D = 8, 128``) are read; anything else
+    (calls into ``pypto``, ...) is skipped.
+    """
     env: dict[str, Any] = {}
     for stmt in _parse(path).body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-        ):
-            try:
-                env[stmt.targets[0].id] = _eval(stmt.value, env)
-            except (_NotConstant, ArithmeticError, TypeError):
-                pass
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target = stmt.targets[0]
+        try:
+            if isinstance(target, ast.Name):
+                env[target.id] = _eval(stmt.value, env)
+            elif isinstance(target, ast.Tuple):
+                names = [t.id for t in target.elts if isinstance(t, ast.Name)]
+                values = _eval(stmt.value, env)
+                if len(names) == len(target.elts) == len(values):
+                    env.update(zip(names, values, strict=True))
+        except (_NotConstant, ArithmeticError, TypeError):
+            pass
     return env
 
 
