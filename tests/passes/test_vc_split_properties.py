@@ -65,3 +65,15 @@ def test_no_tile_crosses_units_without_a_transfer(module) -> None:
             parent = op.parent_op()
             assert isinstance(parent, pto.StageOp), f"{op.name} outside every stage"
     assert check_labels(after) == []
+
+
+@given(
+    module=modules(
+        templates=["block", "rows"], steps=["unary", "reshape", "scalar", "cast"], max_ops=6
+    )
+)
+def test_inplace_reshape_on_reshape_heavy_programs(module) -> None:
+    """Programs made mostly of reshapes, so that some of them can be marked."""
+    passes = [InplaceReshapePass()]
+    after = check_pass(passes, module, n_inputs=2)
+    _second_run_is_noop(passes, after)
