@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -62,13 +62,23 @@ Arrays = dict[str, np.ndarray]
 TOL_BF16 = (1e-4, 2.0**-7)
 #: FP32 results of FP32 math (MoE gate weights): the seed gives no tolerance.
 TOL_FP32 = (1e-5, 1e-5)
-#: Bit-exact: pure data movement (gather, index_select, expand_clone, cast to a wider/equal set).
+#: Bit-exact: data movement (gather, index_select, expand_clone) or one rounding done the
+#: same way on both sides (type_as).
 TOL_EXACT = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
 class SeedKernel:
-    """One seed kernel: where its source is, its signature, inputs, golden and tolerance."""
+    """One seed kernel: where its source is, its signature, inputs, golden and tolerance.
+
+    ``args`` is the kernel's parameter list in order, ``(name, shape, dtype)`` with dtype one
+    of ``bf16 f16 f32 i8 i32 i64 i1``, read from the file's ``pypto.Tensor`` annotations;
+    ``outputs`` names the parameters the kernel writes.  ``make_inputs(rng)`` returns the other
+    parameters as arrays of those dtypes (bf16 as ``ml_dtypes.bfloat16``), ``golden(inputs)``
+    the expected outputs.  A result passes when ``|actual - golden| <= atol + rtol * |golden|``
+    elementwise, ``(atol, rtol) = tolerance``; ``tolerance_source`` says where it comes from
+    and ``seed`` which seed document and section the kernel implements.
+    """
 
     name: str
     path: Path
@@ -80,14 +90,10 @@ class SeedKernel:
     tolerance: tuple[float, float]
     tolerance_source: str = ""
     seed: str = ""
-    notes: str = field(default="", compare=False)
 
     @property
     def inputs(self) -> list[str]:
         return [name for name, _, _ in self.args if name not in self.outputs]
-
-    def arg(self, name: str) -> Arg:
-        return next(a for a in self.args if a[0] == name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,7 +214,6 @@ def _entry(
     tolerance: tuple[float, float],
     tolerance_source: str,
     seed: str,
-    notes: str = "",
 ) -> SeedKernel:
     path = KERNEL_DIR / file
     c = module_constants(path)
@@ -228,7 +233,6 @@ def _entry(
         tolerance=tolerance,
         tolerance_source=tolerance_source,
         seed=seed,
-        notes=notes,
     )
 
 
