@@ -12,6 +12,7 @@ back end calls them directly and falls back to `semantics` for everything else:
   infinity and round subnormals the IEEE way, as `semantics.round_to_dtype` does;
 - float32 `+ - * /`, `maximum`, `minimum` and comparisons on float32 operands: the ufunc
   on the arrays themselves (a float32 scalar is the RNE rounding of the double);
+- `view` of a window that is fully valid and inside its source: a plain copy;
 - 2-D float matmul without bias: the same float64 product, but the float64 copy of an
   operand is made once per tile object, so a loop-invariant weight tile is widened once
   instead of once per iteration.
@@ -115,9 +116,9 @@ def binary(name: str) -> Callable[[Any, Any], np.ndarray]:
 
 
 def _quiet(ufunc: Callable[..., np.ndarray], x: Any, y: Any) -> np.ndarray:
-    """IEEE overflow / invalid results are the meaning here, not a warning."""
-    with np.errstate(all="ignore"):
-        return ufunc(x, y)
+    """The ufunc; floating-point warnings are the caller's business (the interpreter
+    runs with them off: IEEE overflow / invalid results are the meaning there)."""
+    return ufunc(x, y)
 
 
 def _plain_f32_scalar(v: Any) -> bool:
@@ -167,3 +168,21 @@ def matmul(
         with np.errstate(over="ignore", invalid="ignore"):
             return acc.astype(out)
     return semantics.matmul(a, b, out, a_trans, b_trans, bias)
+
+
+def read_window(
+    src: np.ndarray,
+    offsets: tuple[int, ...],
+    shape: tuple[int, ...],
+    valid_shape: tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """`semantics.read_window`; a fully valid window inside `src` is a plain copy (no
+    zero fill needed)."""
+    if (valid_shape is None or valid_shape == shape) and len(offsets) == src.ndim == len(shape):
+        region = []
+        for o, n, size in zip(offsets, shape, src.shape):
+            if o < 0 or o + n > size:
+                return semantics.read_window(src, offsets, shape, valid_shape)
+            region.append(slice(o, o + n))
+        return src[tuple(region)].copy()
+    return semantics.read_window(src, offsets, shape, valid_shape)

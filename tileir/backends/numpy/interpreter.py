@@ -30,6 +30,7 @@ Independent loops run as whole-array numpy operations ("batched"): see `_LoopBat
 
 from __future__ import annotations
 
+import gc
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -485,7 +486,7 @@ def _view(c: _Compiler, op: Operation) -> Step:
             shape = shape_of(env)
             valid = valid_of(env) if valid_of.present else None
             env[r] = (
-                semantics.read_window(env[src], offsets(env), shape, valid),
+                fastpaths.read_window(env[src], offsets(env), shape, valid),
                 _normalize_valid(valid, shape),
             )
 
@@ -1631,8 +1632,17 @@ class Plan:
         env = list(self._template)
         for name, s in zip(self.arg_names, self._arg_slots):
             env[s] = arrays[name]
-        with np.errstate(all="ignore"):
-            self._body(env)
+        # A run makes no reference cycles, but its many short-lived arrays trigger the
+        # cyclic collector, whose full passes walk every live object (the xDSL IR too)
+        # and can cost more than the run: pause it for the run.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with np.errstate(all="ignore"):
+                self._body(env)
+        finally:
+            if collecting:
+                gc.enable()
         return {n: arrays[n] for n in self.outputs}
 
 
