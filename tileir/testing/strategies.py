@@ -915,6 +915,28 @@ def inputs_for(
     return random_inputs(module, k.sym_name.data, seed, sizes=sizes, fill_kind=fill_kind)
 
 
+def _pretty_ir(obj: Operation, p: Any, cycle: bool) -> None:
+    from tileir.ir import print_module
+
+    text = print_module(obj) if isinstance(obj, ModuleOp) else str(obj)
+    p.text(f"<IR\n{text.rstrip()}\n>")
+
+
+def _register_pretty_printers() -> None:
+    """Show generated modules as MLIR text in hypothesis' reports. Its default, the
+    dataclass fields of xDSL ops with their parent links, is unreadable and can take
+    minutes to build for one falsifying example."""
+    try:
+        from hypothesis.vendor.pretty import for_type_by_name
+    except ImportError:  # pragma: no cover - a hypothesis without the vendored printer
+        return
+    for module, name in (("xdsl.dialects.builtin", "ModuleOp"), (pto.__name__, "KernelOp")):
+        for_type_by_name(module, name, _pretty_ir)
+
+
+_register_pretty_printers()
+
+
 def features(module: ModuleOp) -> set[str]:
     """What a module contains, read from its IR (not from the generator's choices):
     `op:<name>` for every op, and `loop`, `loop:unroll`, `loop:dynamic`, `tail`,
