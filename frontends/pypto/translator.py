@@ -66,6 +66,7 @@ from frontends.pypto.values import (
     SafeModule,
     TensorSpec,
 )
+from tileir.backends.pypto.emitter import HELPER_OPS
 from tileir.diagnostics import TileirError
 from tileir.dialect import dtypes, optable, pto
 
@@ -247,6 +248,7 @@ class _Frame:
     name: str
     region_depth: int
     is_kernel: bool
+    pypto_function: bool = False
 
 
 def _is_ssa(v: Any) -> bool:
@@ -474,6 +476,7 @@ class Translator:
 
     def define_function(self, node: ast.FunctionDef, scope: Scope, module_level: bool) -> None:
         kind = "helper"
+        pypto_function = False
         for dec in node.decorator_list:
             target = dec.func if isinstance(dec, ast.Call) else dec
             try:
@@ -483,7 +486,7 @@ class Translator:
             if isinstance(ref, PyptoRef) and ref.path == JIT:
                 kind = "kernel"
             elif isinstance(ref, PyptoRef) and ref.path == FUNCTION:
-                continue
+                pypto_function = True
             elif kind != "kernel":
                 kind = "decorated"
         if kind == "kernel":
@@ -499,7 +502,11 @@ class Translator:
                 "know; only plain functions and @pypto.frontend.function helpers can be inlined"
             )
             return
-        helper = Helper(node, scope, self.filename)
+        if module_level and node.name in HELPER_OPS:
+            # The PyPTO emitter's stand-in for an op PyPTO 0.2.0 lacks: read as the op.
+            scope.vars[node.name] = PyptoRef((HELPER_OPS[node.name],))
+            return
+        helper = Helper(node, scope, self.filename, pypto_function=pypto_function)
         args = node.args
         try:
             helper.defaults = [self.eval(d, scope) for d in args.defaults]
@@ -929,6 +936,12 @@ class Translator:
         frame = self.frames[-1] if self.frames else None
         if frame is None:
             self.fail(stmt, "`return` outside a function")
+        if frame.pypto_function and stmt.value is not None:
+            self.fail(
+                stmt,
+                f"@pypto.frontend.function `{frame.name}` cannot return a value (PyPTO rule); "
+                "pass an output tensor and write it with out.move(value) or `out[:] = value`",
+            )
         if frame.is_kernel and stmt.value is not None:
             self.fail(
                 stmt,
@@ -1592,7 +1605,16 @@ class Translator:
             scope.vars[k] = (
                 list(v) if isinstance(v, tuple) and a.vararg and k == a.vararg.arg else v
             )
-        self.frames.append(_Frame(fn.name, self.region_depth, False))
+        if helper.pypto_function:
+            given = len(args) + len(kwargs)
+            expected = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+            if given != expected or a.vararg or a.kwarg:
+                self.fail(
+                    node,
+                    f"@pypto.frontend.function `{fn.name}` takes exactly {expected} arguments "
+                    f"(PyPTO applies no defaults), got {given}",
+                )
+        self.frames.append(_Frame(fn.name, self.region_depth, False, helper.pypto_function))
         try:
             self.exec_body(fn.body, scope)
         except _Return as r:

@@ -70,6 +70,9 @@ class Helper:
     filename: str
     defaults: list[Any] = field(default_factory=list)
     kw_defaults: dict[str, Any] = field(default_factory=dict)
+    pypto_function: bool = False
+    """`@pypto.frontend.function`: PyPTO passes every argument and allows no `return`
+    of a value (results go out through `out.move(...)`), and so does tileir."""
 
 
 @dataclass

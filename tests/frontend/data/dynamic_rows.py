@@ -13,6 +13,7 @@ def dynamic_rows(
     x: pypto.Tensor([S, D], pypto.DT_BF16),
     out: pypto.Tensor([S, D], pypto.DT_BF16),
 ):
+    pypto.set_vec_tile_shapes(T, D)
     rows = x.shape[0]
     for i in pypto.loop((rows + T - 1) // T, name="rows"):
         cur = pypto.min(rows, (i + 1) * T) - i * T

@@ -25,11 +25,17 @@ def _scaled_sum(t, factors):
     return acc
 
 
-@pypto.frontend.function
-def _normalise(t, eps=1e-6):
+def _normalise(t, eps):
     pypto.set_semantic_label("norm")
     ms = pypto.sum(t * t, dim=-1, keepdim=True) * (1.0 / K)
     return t * pypto.rsqrt(ms + eps)
+
+
+@pypto.frontend.function
+def _store_top2(y, values_out, index_out):
+    values, idx = pypto.topk(y, 2, -1)
+    values_out.move(values)
+    index_out[:] = idx
 
 
 @pypto.frontend.jit(
@@ -39,12 +45,13 @@ def _normalise(t, eps=1e-6):
 def project(
     x: pypto.Tensor([M, K], pypto.DT_FP32),
     w: pypto.Tensor([N, K], pypto.DT_BF16),
-    bias: pypto.Tensor([N], pypto.DT_FP32),
+    bias: pypto.Tensor([1, N], pypto.DT_FP32),
     out: pypto.Tensor([M, N], pypto.DT_FP32),
     top: pypto.Tensor([M, 2], pypto.DT_FP32),
     top_idx: pypto.Tensor([M, 2], pypto.DT_INT32),
 ):
-    t = _normalise(pypto.view(x, [M, K], [0, 0]))
+    pypto.set_vec_tile_shapes(M, K)
+    t = _normalise(pypto.view(x, [M, K], [0, 0]), 1e-6)
     t = _scaled_sum(t, SCALES)
     if USE_BIAS and math.ceil(K / N) == 2:
         t16 = pypto.cast(t, pypto.DT_BF16, pypto.CastMode.CAST_RINT)
@@ -53,6 +60,4 @@ def project(
     else:
         y = pypto.full([M, N], 0.0, pypto.DT_FP32)
     pypto.assemble(y, [0, 0], out)
-    values, idx = pypto.topk(y, 2, -1)
-    top[:] = values
-    top_idx[:] = idx
+    _store_top2(y, top, top_idx)

@@ -33,5 +33,5 @@ def online_softmax_sum(
         else:
             li[:] = li * scale + l_ij
         mi[:] = mi_new
-        if pypto.cond(pypto.is_loop_end(j)):
+        if pypto.is_loop_end(j):
             out[:] = pypto.log(li) + mi
