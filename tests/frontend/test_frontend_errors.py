@@ -22,6 +22,11 @@ D = 16
 TABLE = torch.ones(4)
 
 
+@pypto.frontend.function
+def _f(t):
+    return t
+
+
 """
 
 HEADER = """\
@@ -110,7 +115,7 @@ CASES = [
         "    for i in pypto.loop(N):\n        t = pypto.view(x, [1, D], [i, 0])\n"
         "    pypto.assemble(t, [0, 0], out)\n",
         "t",
-        "`t` is assigned inside the pypto.loop at line 11",
+        "`t` is assigned inside the pypto.loop at line 16",
     ),
     (
         "bad unroll_list",
@@ -124,7 +129,7 @@ CASES = [
         "        if pypto.is_loop_begin(i):\n            y = t\n"
         "        pypto.assemble(y, [i, 0], out)\n",
         "y",
-        "`y` is assigned in only one branch of the runtime `if` at line 13",
+        "`y` is assigned in only one branch of the runtime `if` at line 18",
     ),
     (
         "assemble into a tile",
@@ -149,6 +154,12 @@ CASES = [
         "    y = pypto.cast(x, pypto.DT_BF16, pypto.CastMode.CAST_SIDEWAYS)\n",
         "pypto.cast(",
         "cast mode must be one of",
+    ),
+    (
+        "return from a pypto.frontend.function",
+        "    y = _f(x)\n",
+        "return",
+        "@pypto.frontend.function `_f` cannot return a value",
     ),
     (
         "tensor indexing",
@@ -199,7 +210,7 @@ def test_verifier_error_points_into_the_kernel(tmp_path) -> None:
     with pytest.raises(TileirError) as info:
         load_source(_source(body), "v.py")
     first = str(info.value).splitlines()[0]
-    assert first.startswith("v.py:12:")
+    assert first.startswith("v.py:17:")
     assert "'pto.reshape'" in first and "inplace" in first
 
 
@@ -211,5 +222,5 @@ def test_cli_reports_without_traceback(tmp_path) -> None:
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert re.match(rf"{re.escape(str(path))}:11:5: error: `while` loops", proc.stderr)
+    assert re.match(rf"{re.escape(str(path))}:16:5: error: `while` loops", proc.stderr)
     assert textwrap.dedent(proc.stdout) == ""

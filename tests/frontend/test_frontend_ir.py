@@ -303,16 +303,18 @@ def test_helpers_are_inlined_recursively_with_their_settings() -> None:
             return t
 
         @pypto.frontend.function
-        def _wrapped(t):
-            return _outer(t, times=3)
+        def _wrapped(t, out):
+            out.move(_outer(t, times=3))
 
         @pypto.frontend.jit
         def k(x: pypto.Tensor([2, 8], pypto.DT_FP32), out: pypto.Tensor([2, 8], pypto.DT_FP32)):
-            pypto.assemble(_wrapped(pypto.view(x, [2, 8], [0, 0])), [0, 0], out)
+            _wrapped(pypto.view(x, [2, 8], [0, 0]), out)
         """
     )
     assert len(ops(k, pto.ExpOp)) == 3
     assert len(ops(k, pto.SetVecTileShapesOp)) == 3
+    (move,) = ops(k, pto.AssembleOp)
+    assert isinstance(move.src.owner, pto.ExpOp) and move.dst is k.body.block.args[1]
 
 
 def test_several_kernels_and_jit_options() -> None:
