@@ -623,18 +623,31 @@ def _elementwise(
             env[r] = (fn(arr, **kwargs), valid)
 
         return unary
-    if len(operands) == 2 and simple:
-        ra, rb = (rd for rd, _, _ in readers)
+    if len(operands) == 2 and simple and not kwargs and not c.batch:
+        # The common cases, without the generic readers: tile op tile, tile op scalar.
+        a, b = (c.slot(v) for v in operands)
+        a_tile, b_tile = (_is_tile(v) for v in operands)
+        if a_tile and b_tile:
+            ka, kb = _rank(operands[0]), _rank(operands[1])
 
-        def binary(env: Env) -> None:
-            out = fn(ra(env), rb(env), **kwargs)
-            valids = [env[s][1] for s, _ in tiles]
-            if valids[0] is None and valids[-1] is None:
-                env[r] = (out, None)
-            else:
-                env[r] = (out, _elementwise_valid([(*env[s], k) for s, k in tiles], result_rank))
+            def tile_tile(env: Env) -> None:
+                x, y = env[a], env[b]
+                out = fn(x[0], y[0])
+                if x[1] is None and y[1] is None:
+                    env[r] = (out, None)
+                else:
+                    env[r] = (out, _elementwise_valid([(*x, ka), (*y, kb)], result_rank))
 
-        return binary
+            return tile_tile
+        if a_tile or b_tile:
+            t, scalar = (a, b) if a_tile else (b, a)
+
+            def tile_scalar(env: Env) -> None:
+                x = env[t]
+                out = fn(x[0], env[scalar]) if a_tile else fn(env[scalar], x[0])
+                env[r] = (out, x[1])
+
+            return tile_scalar
 
     def general(env: Env) -> None:
         out = fn(*(rd(env) for rd, _, _ in readers), **kwargs)
