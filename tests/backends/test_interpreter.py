@@ -766,3 +766,91 @@ def test_several_kernels_need_a_name():
         run(module, {})
     x = np.ones((32, 64), F32)
     assert run(module, {"x": x}, kernel="accumulate")["out"][0, 0] == 8
+
+
+# --------------------------------------------------------------------------- valid shapes through layout ops
+
+
+def valid_program(body: str, out: str) -> str:
+    """`%x` is a 4x8 tile of `a` whose valid region is 3x5; `body` ends in `%r`."""
+    return tile_kernel(
+        f"""    %x = pto.view %a[0, 0] valid [3, 5] : memref<4x8xf32> -> tensor<4x8xf32>
+{body}
+    pto.assemble %r into %out[{", ".join("0" for _ in out.split("x"))}] : tensor<{out}xf32>, memref<{out}xf32>""",
+        f"%a: memref<4x8xf32>, %out: memref<{out}xf32>",
+    )
+
+
+A48 = np.arange(1, 33, dtype=F32).reshape(4, 8)
+
+
+def only_valid(shape, valid, values):
+    """An output that starts at -1 with `values` written in its valid region."""
+    out = np.full(shape, -1, F32)
+    region = tuple(slice(0, v) for v in valid)
+    out[region] = values[region]
+    return out
+
+
+def run_valid(body, out_shape):
+    out = "x".join(map(str, out_shape))
+    return run_both(valid_program(body, out), {"a": A48, "out": np.full(out_shape, -1, F32)})["out"]
+
+
+def test_valid_through_transpose():
+    got = run_valid("    %r = pto.transpose %x, 0, 1 : tensor<4x8xf32> -> tensor<8x4xf32>", (8, 4))
+    np.testing.assert_array_equal(got, only_valid((8, 4), (5, 3), A48.T))
+
+
+def test_valid_through_unsqueeze_and_expand_clone():
+    got = run_valid(
+        """    %u = pto.unsqueeze %x, 0 : tensor<4x8xf32> -> tensor<1x4x8xf32>
+    %r = pto.expand_clone %u : tensor<1x4x8xf32> -> tensor<2x4x8xf32>""",
+        (2, 4, 8),
+    )
+    np.testing.assert_array_equal(
+        got, only_valid((2, 4, 8), (2, 3, 5), np.broadcast_to(A48, (2, 4, 8)))
+    )
+
+
+def test_valid_through_concat_stops_at_the_first_partial_operand():
+    # along dim 1: [x (5 of 8 valid) | x]: only the first 5 columns are valid
+    got = run_valid(
+        "    %r = pto.concat dim 1, %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x16xf32>",
+        (4, 16),
+    )
+    np.testing.assert_array_equal(got, only_valid((4, 16), (3, 5), np.concatenate([A48, A48], 1)))
+
+
+def test_valid_through_gathermask_counts_kept_elements():
+    # mode 2 keeps columns 1, 3, 5, 7: of the 5 valid columns, 1 and 3 are kept
+    got = run_valid("    %r = pto.gathermask %x, 2 : tensor<4x8xf32> -> tensor<4x4xf32>", (4, 4))
+    np.testing.assert_array_equal(got, only_valid((4, 4), (3, 2), A48[:, 1::2]))
+
+
+def test_topk_ranks_only_the_valid_part():
+    # x's valid columns are 1..5 of each row: the top 3 of those, values and indices
+    text = tile_kernel(
+        """    %x = pto.view %a[0, 0] valid [3, 5] : memref<4x8xf32> -> tensor<4x8xf32>
+    %v, %j = pto.topk %x, 3 : tensor<4x8xf32> -> tensor<4x3xf32>, tensor<4x3xi32>
+    pto.assemble %v into %vals[0, 0] : tensor<4x3xf32>, memref<4x3xf32>
+    pto.assemble %j into %idx[0, 0] : tensor<4x3xi32>, memref<4x3xi32>""",
+        "%a: memref<4x8xf32>, %vals: memref<4x3xf32>, %idx: memref<4x3xi32>",
+    )
+    out = run_both(text, {"a": A48})
+    np.testing.assert_array_equal(out["vals"][:3], A48[:3, [4, 3, 2]])
+    np.testing.assert_array_equal(out["idx"][:3], [[4, 3, 2]] * 3)
+    np.testing.assert_array_equal(out["vals"][3], [0, 0, 0])  # not valid: not written
+
+
+def test_valid_through_elementwise_broadcast():
+    # a 4x1 column with 2 valid rows times x (3x5 valid): 2x5 valid
+    text = tile_kernel(
+        """    %x = pto.view %a[0, 0] valid [3, 5] : memref<4x8xf32> -> tensor<4x8xf32>
+    %c = pto.view %a[0, 0] valid [2, 1] : memref<4x8xf32> -> tensor<4x1xf32>
+    %r = pto.mul %x, %c : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+    pto.assemble %r into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>""",
+        "%a: memref<4x8xf32>, %out: memref<4x8xf32>",
+    )
+    got = run_both(text, {"a": A48, "out": np.full((4, 8), -1, F32)})["out"]
+    np.testing.assert_array_equal(got, only_valid((4, 8), (2, 5), A48 * A48[:, :1]))
