@@ -227,3 +227,34 @@ pto.kernel @k(%x: memref<9x8xf32>, %out: memref<9x8xf32>) {
     expected = np.zeros((9, 8), F32)
     expected[::2] = np.sqrt(x[::2].astype(F64)).astype(F32)
     np.testing.assert_array_equal(out["out"], expected)
+
+
+def test_assembles_that_overlap_across_iterations_are_not_batched():
+    # iteration i writes out[i] = x[i] and out[i + 1] = -x[i]; the next iteration
+    # overwrites out[i + 1], so only the program order gives the right answer
+    text = loop(
+        """    %j = arith.addi %i, %c1 : index
+    %t = pto.view %x[%i, 0] : memref<4x8xf32> -> tensor<1x8xf32>
+    %n = pto.neg %t : tensor<1x8xf32>
+    pto.assemble %t into %out[%i, 0] : tensor<1x8xf32>, memref<5x8xf32>
+    pto.assemble %n into %out[%j, 0] : tensor<1x8xf32>, memref<5x8xf32>""",
+        "%x: memref<4x8xf32>, %out: memref<5x8xf32>",
+    )
+    x = np.random.default_rng(6).standard_normal((4, 8)).astype(F32)
+    out, batched = both(text, {"x": x})
+    assert batched == 0
+    np.testing.assert_array_equal(out["out"], np.concatenate([x, -x[3:]]))
+
+
+def test_dense_constants_inside_a_batched_loop():
+    text = loop(
+        """    %t = pto.view %x[%i, 0] : memref<4x4xi32> -> tensor<1x4xi32>
+    %d = arith.constant dense<[[1, 2, 3, 4]]> : tensor<1x4xi32>
+    %s = pto.add %t, %d : tensor<1x4xi32>, tensor<1x4xi32> -> tensor<1x4xi32>
+    pto.assemble %s into %out[%i, 0] : tensor<1x4xi32>, memref<4x4xi32>""",
+        "%x: memref<4x4xi32>, %out: memref<4x4xi32>",
+    )
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    out, batched = both(text, {"x": x})
+    assert batched == 1
+    np.testing.assert_array_equal(out["out"], x + np.array([1, 2, 3, 4], np.int32))

@@ -6,6 +6,7 @@ call plus its numpy work: there is no dispatch on the op's type and no dictionar
 SSA values per iteration. Each rule in `RULES` is a thin shim over a function of
 `tileir.backends.numpy.semantics` (found through the op table), which holds what every
 op means; the rules only add what the IR adds: valid shapes, memory and control flow.
+A few calls go through `fastpaths`, which gives the same bits faster.
 
 Runtime values: index scalars are Python ints (`i1` are bools); float / int scalars
 are Python numbers rounded to their declared type; tiles are `(array, valid)` pairs
@@ -60,7 +61,6 @@ from tileir.dialect.optable import BY_OP
 
 Env = list[Any]
 Step = Callable[[Env], None]
-Tile = tuple[np.ndarray, "tuple[int, ...] | None"]
 
 
 class _Fallback(Exception):
@@ -122,7 +122,6 @@ class _IndexList:
         )
         self.static = all(s < 0 for s, _ in self.spec)
         self.constant = tuple(c for _, c in self.spec)
-        self.slots = [s for s, _ in self.spec if s >= 0]
 
     def __call__(self, env: Env) -> tuple[Any, ...]:
         if self.static:
@@ -466,17 +465,12 @@ def _workspace(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-def _view_valid(c: _Compiler, op: pto.ViewOp) -> tuple[_IndexList, _IndexList, _IndexList]:
-    offsets = _IndexList(c, op.mixed_offsets)
-    valid = _IndexList(c, op.mixed_valid_shape)
-    shape = _result_shape(c, op.result.type, op.sizes)
-    return offsets, valid, shape
-
-
 @rule(pto.ViewOp)
 def _view(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ViewOp)
-    offsets, valid_of, shape_of = _view_valid(c, op)
+    offsets = _IndexList(c, op.mixed_offsets)
+    valid_of = _IndexList(c, op.mixed_valid_shape)
+    shape_of = _result_shape(c, op.result.type, op.sizes)
     src, r = c.slot(op.source), c.slot(op.result)
     if isinstance(op.source.type, MemRefType):
         if c.batch:
