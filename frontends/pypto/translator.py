@@ -582,13 +582,27 @@ class Translator:
             self.fail(bad, "kernel arguments must be plain positional tensors")
         args: list[tuple[str, MemRefType]] = []
         dyn_names: dict[str, list[str]] = {}
-        for arg in [*a.posonlyargs, *a.args]:
+        positional = [*a.posonlyargs, *a.args]
+        first_default = len(positional) - len(a.defaults)
+        constants: dict[str, Any] = {}
+        for n, arg in enumerate(positional):
             if arg.annotation is None:
                 self.fail(
                     arg,
                     f"kernel argument `{arg.arg}` needs a pypto.Tensor(shape, dtype) annotation",
                 )
             spec = self.eval(arg.annotation, self.module_scope)
+            if spec in (int, float, bool, str):
+                # A scalar parameter: tileir builds the kernel for its default value, as
+                # PyPTO specialises a kernel on the scalars of a call.
+                if n < first_default:
+                    self.fail(
+                        arg,
+                        f"scalar kernel parameter `{arg.arg}` needs a default value: tileir "
+                        "builds the kernel for known scalars",
+                    )
+                constants[arg.arg] = self.eval(a.defaults[n - first_default], self.module_scope)
+                continue
             if not isinstance(spec, TensorSpec):
                 self.fail(
                     arg.annotation,
@@ -613,6 +627,7 @@ class Translator:
         scope = Scope(self.module_scope)
         for (name, _), barg in zip(args, block.args):
             scope.vars[name] = barg
+        scope.vars.update(constants)
         # dynamic dim name -> (argument, dim)
         sources: dict[str, tuple[SSAValue, int]] = {}
         for i, (name, t) in enumerate(args):
@@ -1043,6 +1058,11 @@ class Translator:
             raise self.error(None, f"`{c.kind}` inside pypto.loop or a runtime `if`") from None
         finally:
             self.open_blocks.pop()
+            # A closed block is not built into again (a rebuilt one starts empty), so
+            # its cached constants must not be handed out.
+            self.index_constants = {
+                k: v for k, v in self.index_constants.items() if k[0] != id(block)
+            }
             self.region_depth -= 1
             self.builder.insertion_point = saved
 
@@ -1095,12 +1115,59 @@ class Translator:
             if isinstance(name, ast.Name):
                 barg.name_hint = name.id
         before = dict(scope.vars)
-        with self.region(body):
-            for barg, name in zip(body.args, names):
-                self.assign(name, barg, scope, stmt)
-            self.exec_body(stmt.body, scope)
+        workspaces = self.workspace_count
+        try:
+            with self.region(body):
+                for barg, name in zip(body.args, names):
+                    self.assign(name, barg, scope, stmt)
+                self.exec_body(stmt.body, scope)
+        except TileirError:
+            length = names[-1]
+            if kind != "loop_unroll" or not (
+                isinstance(length, ast.Name) and _mentions(stmt.body, length.id)
+            ):
+                raise
+            # PyPTO traces a loop_unroll body once per factor, with the chunk length a
+            # Python int. A body that needs it as one (a static shape, a Python `if` on
+            # it) is rebuilt as one copy per factor, chosen by the chunk length.
+            for op in reversed(list(body.ops)):
+                body.erase_op(op)
+            scope.vars.clear()
+            scope.vars.update(before)
+            self.workspace_count = workspaces
+            assert factors is not None
+            with self.region(body):
+                self.assign(names[0], body.args[0], scope, stmt)
+                self.unroll_dispatch(stmt, body.args[1], length, factors, scope)
         body.add_op(pto.YieldOp())
         self.leave_region(scope, before, loop.body, f"pypto.{kind} at line {call.lineno}")
+
+    def unroll_dispatch(
+        self, stmt: ast.For, length: SSAValue, name: ast.Name, factors: list[int], scope: Scope
+    ) -> None:
+        """`scf.if %n == f0 {body, n = f0} else {scf.if %n == f1 ...}`; the last factor
+        needs no test: the chunk length is always one of the factors."""
+        base = dict(scope.vars)
+        factor, rest = factors[0], factors[1:]
+        if not rest:
+            self.assign(name, factor, scope, stmt)
+            self.exec_body(stmt.body, scope)
+            return
+        call = stmt.iter
+        cond = self.emit(arith.CmpiOp(length, self.index(factor, call), "eq"), call).results[0]
+        then_block, else_block = Block(), Block()
+        with self.region(then_block):
+            self.assign(name, factor, scope, stmt)
+            self.exec_body(stmt.body, scope)
+        scope.vars.clear()
+        scope.vars.update(base)
+        with self.region(else_block):
+            self.unroll_dispatch(stmt, length, name, rest, scope)
+        for block in (then_block, else_block):
+            block.add_op(scf.YieldOp())
+            assert block.last_op is not None
+            block.last_op.location = self.loc(call)
+        self.emit(scf.IfOp(cond, [], Region(then_block), Region(else_block)), call)
 
     def leave_region(
         self, scope: Scope, before: dict[str, Any], region: Region, where: str
@@ -1366,10 +1433,7 @@ class Translator:
     def expr_Subscript(self, node: ast.Subscript, scope: Scope) -> Any:
         base = self.resolve(self.eval(node.value, scope), node.value)
         if _is_tile(base) or _is_mem(base):
-            self.fail(
-                node,
-                "indexing a tensor (`x[...]`) is not supported; use pypto.view(x, shape, offsets)",
-            )
+            return self.tensor_subscript(base, node, scope)
         key = self.eval(node.slice, scope)
         key = self.resolve(key, node.slice)
         if _is_ssa(key):
@@ -1378,6 +1442,90 @@ class Translator:
             return base[key]
         except (TypeError, IndexError, KeyError) as e:
             self.fail(node, f"{type(e).__name__}: {e}")
+
+    def tensor_subscript(self, base: SSAValue, node: ast.Subscript, scope: Scope) -> SSAValue:
+        """`x[a:b, :]` is `pypto.view(x, [b - a, ...], [a, 0, ...])`; an integer index
+        keeps a size-1 dim that a reshape then drops, as PyPTO's `Tensor.__getitem__`."""
+        shape = self.shape_of(base, node)
+        rank = len(shape)
+        items: list[ast.expr | None] = list(
+            node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        )
+        ellipsis = [
+            i for i, it in enumerate(items) if isinstance(it, ast.Constant) and it.value is Ellipsis
+        ]
+        if len(ellipsis) > 1:
+            self.fail(node.slice, "an index can have only one `...`")
+        if ellipsis:
+            e = ellipsis[0]
+            items = [*items[:e], *[None] * (rank - len(items) + 1), *items[e + 1 :]]
+        if len(items) > rank:
+            self.fail(node.slice, f"{len(items)} indices for a rank-{rank} tensor")
+        items += [None] * (rank - len(items))
+        offsets: list[Any] = []
+        sizes: list[Any] = []
+        keep: list[bool] = []
+        for d, it in enumerate(items):
+            dim = shape[d]
+            where: ast.AST = it if it is not None else node
+            if it is None or isinstance(it, ast.Slice):
+                if it is not None and it.step is not None:
+                    step = self.resolve(self.eval(it.step, scope), it.step)
+                    if step != 1:
+                        self.fail(it.step, "tensor slices with a step are not supported")
+                lo = 0
+                hi: Any = dim
+                if it is not None and it.lower is not None:
+                    lo = self.resolve(self.eval(it.lower, scope), it.lower)
+                if it is not None and it.upper is not None:
+                    hi = self.resolve(self.eval(it.upper, scope), it.upper)
+                lo, hi = self.slice_bound(lo, dim, where), self.slice_bound(hi, dim, where)
+                if isinstance(hi, int) and isinstance(dim, int):
+                    hi = min(hi, dim)
+                offsets.append(lo)
+                sizes.append(self.difference(hi, lo, where))
+                keep.append(True)
+            else:
+                v = self.slice_bound(self.resolve(self.eval(it, scope), it), dim, it)
+                offsets.append(v)
+                sizes.append(1)
+                keep.append(False)
+        if not any(keep):
+            self.fail(node, "reading one element out of a tensor (`x[i, j]`) is not supported")
+        for size in sizes:
+            if isinstance(size, int) and size <= 0:
+                self.fail(node, f"the slice is empty (size {size})")
+        view = self.call_view(
+            {"input": base, "shape": sizes, "offsets": offsets, "valid_shape": None, "dtype": None},
+            node,
+        )
+        if all(keep):
+            return view
+        kept = [s for s, k in zip(sizes, keep) if k]
+        return self.call_reshape(
+            {"input": view, "shape": kept, "valid_shape": None, "inplace": False}, node
+        )
+
+    def difference(self, hi: Any, lo: Any, node: ast.AST) -> Any:
+        """`hi - lo`, an int when the two differ by a constant (`(i + 1) * T - i * T`)."""
+        a, b = _linear(hi), _linear(lo)
+        if a is not None and b is not None:
+            terms = {k: a[0].get(k, 0) - b[0].get(k, 0) for k in {*a[0], *b[0]}}
+            if not any(terms.values()):
+                return a[1] - b[1]
+        return self.binop("-", hi, lo, node)
+
+    def slice_bound(self, v: Any, dim: int | SSAValue, node: ast.AST) -> Any:
+        """A slice bound or index: Python negatives count from the end, as in Python."""
+        if isinstance(v, bool) or not (isinstance(v, int) or _is_index(v)):
+            self.fail(node, f"tensor indices must be integers or index values, got {describe(v)}")
+        if isinstance(v, int) and v < 0:
+            if not isinstance(dim, int):
+                self.fail(node, "a negative index needs a static dim")
+            v += dim
+            if v < 0:
+                self.fail(node, f"index {v - dim} is out of range for a dim of size {dim}")
+        return v
 
     def expr_Slice(self, node: ast.Slice, scope: Scope) -> slice:
         parts = [
@@ -2119,6 +2267,38 @@ class Translator:
                 node, f"pypto.set_semantic_label takes a non-empty string, got {describe(label)}"
             )
         self.emit(pto.SetSemanticLabelOp(label), node)
+
+
+def _mentions(body: Sequence[ast.stmt], name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for stmt in body for n in ast.walk(stmt))
+
+
+def _linear(v: Any, depth: int = 8) -> tuple[dict[SSAValue, int], int] | None:
+    """An index value as `sum(coeff * atom) + const` through arith add / sub / mul by a
+    constant, or None when it is not of that form."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return {}, v
+    if not _is_index(v) or depth == 0:
+        return None
+    c = pto.constant_index(v)
+    if c is not None:
+        return {}, c
+    op = v.owner
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        a, b = _linear(op.lhs, depth - 1), _linear(op.rhs, depth - 1)
+        if a is None or b is None:
+            return None
+        sign = 1 if isinstance(op, arith.AddiOp) else -1
+        terms = dict(a[0])
+        for k, x in b[0].items():
+            terms[k] = terms.get(k, 0) + sign * x
+        return terms, a[1] + sign * b[1]
+    if isinstance(op, arith.MuliOp):
+        a, b = _linear(op.lhs, depth - 1), _linear(op.rhs, depth - 1)
+        if a is not None and b is not None and (not a[0] or not b[0]):
+            scale, (terms, const) = (a[1], b) if not a[0] else (b[1], a)
+            return {k: x * scale for k, x in terms.items()}, const * scale
+    return {v: 1}, 0
 
 
 class _Missing:

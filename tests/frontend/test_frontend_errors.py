@@ -156,26 +156,45 @@ CASES = [
         "cast mode must be one of",
     ),
     (
+        "scalar kernel parameter without a default",
+        None,
+        "n: int",
+        "scalar kernel parameter `n` needs a default value",
+    ),
+    (
+        "tensor slice with a step",
+        "    y = x[::2, :]\n",
+        "2",
+        "tensor slices with a step are not supported",
+    ),
+    (
         "return from a pypto.frontend.function",
         "    y = _f(x)\n",
         "return",
         "@pypto.frontend.function `_f` cannot return a value",
     ),
     (
-        "tensor indexing",
-        "    y = x[0]\n",
-        "x[0]",
-        "indexing a tensor (`x[...]`) is not supported",
+        "reading one element of a tensor",
+        "    y = x[0, 1]\n",
+        "x[0, 1]",
+        "reading one element out of a tensor (`x[i, j]`) is not supported",
     ),
 ]
 
 
-def _source(body: str) -> str:
-    return PRELUDE + HEADER + body
+SCALAR_KERNEL = """\
+@pypto.frontend.jit
+def k(x: pypto.Tensor([N, D], pypto.DT_FP32), n: int):
+    pass
+"""
+
+
+def _source(body: str | None) -> str:
+    return PRELUDE + (HEADER + body if body is not None else SCALAR_KERNEL)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_located_error(case: tuple[str, str, str, str]) -> None:
+def test_located_error(case: tuple[str, str | None, str, str]) -> None:
     _, body, anchor, message = case
     source = _source(body)
     with pytest.raises(TileirError) as info:

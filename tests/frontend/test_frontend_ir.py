@@ -447,3 +447,69 @@ def test_load_function_of_a_real_pypto_jit_kernel() -> None:
     spec.loader.exec_module(mod)
     module = load_function(mod.online_softmax_sum)
     assert [k.sym_name.data for k in module.ops] == ["online_softmax_sum"]
+
+
+def test_tensor_slices_are_views() -> None:
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4, 24], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32),
+              row: pypto.Tensor([24], pypto.DT_FP32)):
+            for i in pypto.loop(3):
+                t = x[:, i * 8 : (i + 1) * 8]
+                out[:] = t[..., -4:] + x[1:3, :4][0]
+            row[:] = x[-1]
+        """
+    )
+    views = ops(k, pto.ViewOp)
+    first = views[0]
+    assert shape(first.result) == [4, 8]  # (i + 1) * 8 - i * 8 folds to 8
+    assert first.static_offsets.get_values()[0] == 0 and len(first.offsets) == 1
+    assert views[1].static_offsets.get_values() == (0, 4) and shape(views[1].result) == [4, 4]
+    assert shape(views[2].result) == [2, 4] and views[2].static_offsets.get_values() == (1, 0)
+    # an integer index is a size-1 view and a reshape that drops the dim
+    reshapes = ops(k, pto.ReshapeOp)
+    assert [shape(r.result) for r in reshapes] == [[4], [24]]
+    assert views[-1].static_offsets.get_values() == (3, 0)
+
+
+def test_loop_unroll_body_traced_per_factor_when_needed() -> None:
+    """PyPTO traces a loop_unroll body once per factor with the length a Python int; a
+    body that needs it as one becomes one copy per factor."""
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([21, 64], pypto.DT_FP32), out: pypto.Tensor([21, 64], pypto.DT_FP32)):
+            for i, n in pypto.loop_unroll(0, 21, 1, unroll_list=[8, 2]):
+                if n > 4:
+                    rows = 4
+                else:
+                    rows = 1
+                pypto.set_vec_tile_shapes(rows, 64)
+                out[i:, :] = pypto.view(x, [n, 64], [i, 0])
+        """
+    )
+    (loop,) = ops(k, pto.LoopUnrollOp)
+    tests = ops(k, arith.CmpiOp)
+    assert [constant_index(t.rhs) for t in tests] == [8, 2]
+    assert all(t.lhs is loop.chunk_length for t in tests)
+    assert [shape(v.result) for v in ops(k, pto.ViewOp)] == [[8, 64], [2, 64], [1, 64]]
+    tiles = [op.shape.get_values() for op in ops(k, pto.SetVecTileShapesOp)]
+    assert tiles == [(4, 64), (1, 64), (1, 64)]
+
+
+def test_scalar_parameters_take_their_defaults() -> None:
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4], pypto.DT_FP32), out: pypto.Tensor([4], pypto.DT_FP32),
+              times: int = 3, scale: float = 0.5):
+            y = pypto.view(x, [4], [0])
+            for _ in range(times):
+                y = y * scale
+            out[:] = y
+        """
+    )
+    assert k.names == ["x", "out"]
+    muls = ops(k, pto.MulOp)
+    assert len(muls) == 3 and all(m.rhs.owner.value.value.data == 0.5 for m in muls)

@@ -76,6 +76,16 @@ CASES = [
         0.0,
     ),
     Case(
+        "loop_unroll traced per factor, tensor slices",
+        "unroll_by_factor.py",
+        "unroll_by_factor",
+        [("x", (21, 64), "f32", ()), ("out", (21, 64), "f32", ())],
+        lambda rng: {"x": rng.standard_normal((21, 64)).astype(np.float32)},
+        lambda a: {"out": np.concatenate([3.0 * a["x"][:, :32], a["x"][:, 32:] + 1.0], -1)},
+        1e-6,
+        1e-6,
+    ),
+    Case(
         "dynamic dim, bf16 exp with CAST_RINT",
         "dynamic_rows.py",
         "dynamic_rows",
