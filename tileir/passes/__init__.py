@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 
@@ -48,3 +49,31 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stitch": stitch,
         "default": default,
     }
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """xDSL's passes (canonicalize, cse, dce, ...) plus tileir's; tileir's win a clash."""
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    return {**xdsl_passes(), **get_all_passes()}
+
+
+def parse_pipeline(spec: str) -> list[ModulePass]:
+    """The passes of a pipeline string such as `"vc-split,loop-unroll{factors=4,2,1},cse"`."""
+    from xdsl.passes import PassPipeline
+
+    return list(PassPipeline.parse_spec(available_passes(), spec).passes)
+
+
+def apply_pipeline(module: ModuleOp, spec: str, *, verify: bool = True) -> ModuleOp:
+    """Run a pipeline string on `module` in place, verifying after every pass (a located
+    `TileirError` names the pass after which the IR broke)."""
+    from tileir.diagnostics import verify_located
+    from tileir.ir import make_context
+
+    ctx = make_context()
+    for p in parse_pipeline(spec):
+        p.apply(ctx, module)
+        if verify:
+            verify_located(module, f"after pass '{p.name}'")
+    return module
