@@ -854,3 +854,50 @@ def test_valid_through_elementwise_broadcast():
     )
     got = run_both(text, {"a": A48, "out": np.full((4, 8), -1, F32)})["out"]
     np.testing.assert_array_equal(got, only_valid((4, 8), (2, 5), A48 * A48[:, :1]))
+
+
+def test_scf_if_with_results_and_tensor_dim():
+    # even rows are doubled, odd rows negated; tensor.dim gives the tile's column count
+    text = """
+pto.kernel @k(%x: memref<4x8xf32>, %out: memref<4x8xf32>, %n: memref<1xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  pto.loop %i = %c0 to %c4 step %c1 {
+    %t = pto.view %x[%i, 0] : memref<4x8xf32> -> tensor<1x8xf32>
+    %r = arith.remsi %i, %c2 : index
+    %even = arith.cmpi eq, %r, %c0 : index
+    %y = scf.if %even -> (tensor<1x8xf32>) {
+      %d = pto.add %t, %t : tensor<1x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+      scf.yield %d : tensor<1x8xf32>
+    } else {
+      %m = pto.neg %t : tensor<1x8xf32>
+      scf.yield %m : tensor<1x8xf32>
+    }
+    pto.assemble %y into %out[%i, 0] : tensor<1x8xf32>, memref<4x8xf32>
+    %cols = tensor.dim %y, %c1 : tensor<1x8xf32>
+    %ci = arith.index_cast %cols : index to i32
+    %ct = pto.full %ci : i32 -> tensor<1xi32>
+    pto.assemble %ct into %n[0] : tensor<1xi32>, memref<1xi32>
+  }
+}
+"""
+    x = RNG.standard_normal((4, 8)).astype(F32)
+    out = run_both(text, {"x": x})
+    np.testing.assert_array_equal(out["out"], np.where(np.arange(4)[:, None] % 2 == 0, x + x, -x))
+    np.testing.assert_array_equal(out["n"], [8])
+
+
+def test_loop_with_dynamic_bounds_and_step():
+    text = DYNAMIC.replace(
+        "%n = arith.ceildivsi %s, %c4 : index",
+        "%n = arith.ceildivsi %s, %c4 : index\n  %two = arith.constant 2 : index",
+    )
+    text = text.replace("pto.loop %i = %c0 to %n step %c1", "pto.loop %i = %c1 to %n step %two")
+    x = RNG.standard_normal((20, 16)).astype(F32)
+    out = run_both(text, {"x": x})["out"]
+    expected = np.zeros_like(x)
+    for i in (1, 3):  # tiles 1 and 3 of 5
+        expected[4 * i : 4 * i + 4] = -x[4 * i : 4 * i + 4]
+    np.testing.assert_array_equal(out, expected)

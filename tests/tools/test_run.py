@@ -85,6 +85,40 @@ def test_given_inputs_win_over_random_ones(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), np.full((4, 64), 8, F32))
 
 
+DYNAMIC = """
+pto.kernel @neg(%x: memref<?x16xf32>, %out: memref<?x16xf32>) attributes {dynamic_dims = {x = ["S"], out = ["S"]}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = memref.dim %x, %c0 : memref<?x16xf32>
+  pto.loop %i = %c0 to %s step %c1 {
+    %t = pto.view %x[%i, 0] : memref<?x16xf32> -> tensor<1x16xf32>
+    %n = pto.neg %t : tensor<1x16xf32>
+    pto.assemble %n into %out[%i, 0] : tensor<1x16xf32>, memref<?x16xf32>
+  }
+}
+"""
+
+
+def test_dynamic_dims_of_random_inputs(tmp_path):
+    (tmp_path / "neg.mlir").write_text(DYNAMIC)
+    assert (
+        main(
+            [
+                str(tmp_path / "neg.mlir"),
+                "--random-inputs",
+                "--dim",
+                "S=5",
+                "--output-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    assert np.load(tmp_path / "out.npy").shape == (5, 16)
+    assert main([str(tmp_path / "neg.mlir"), "--random-inputs", "--output-dir", str(tmp_path)]) == 0
+    assert np.load(tmp_path / "out.npy").shape == (16, 16)
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("tileir-run")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tileir.tools.run"]
@@ -134,6 +168,7 @@ def test_runtime_error_is_located_and_writes_nothing(tmp_path):
         (lambda d: [str(ACCUMULATE), "--input", "x"], ["expected NAME=FILE.npy"]),
         (lambda d: [str(ACCUMULATE), "--kernel", "nope", "--random-inputs"], ["no kernel @nope"]),
         (lambda d: [str(d / "broken.mlir")], ["broken.mlir:1:"]),
+        (lambda d: [str(ACCUMULATE), "--random-inputs", "--dim", "S"], ["--dim 'S'"]),
     ],
 )
 def test_errors_are_one_line(tmp_path, make_args, fragments):

@@ -71,6 +71,14 @@ def _parser() -> argparse.ArgumentParser:
         "integers: [0, 4); see --seed)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of --random-inputs")
+    p.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=SIZE",
+        help="the size of a dynamic dim for --random-inputs (default 16, or the size the "
+        "given inputs set)",
+    )
     p.add_argument("--output-dir", required=True, type=Path, help="where <name>.npy go")
     return p
 
@@ -92,13 +100,25 @@ def run_cli(args: argparse.Namespace) -> None:
         name: load_npy(path, plan.dtype(name), f"argument {name!r}") for name, path in files.items()
     }
     if args.random_inputs:
-        generated = random_inputs(plan.kernel, seed=args.seed, dims=_dims_of(plan, inputs))
+        dims = _parse_dims(args.dim)
+        dims.update(_dims_of(plan, inputs))
+        generated = random_inputs(plan.kernel, seed=args.seed, dims=dims)
         for name, array in generated.items():
             inputs.setdefault(name, array)
     outputs = plan(inputs)
     out_dir: Path = args.output_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     save_npy_files({out_dir / f"{name}.npy": array for name, array in outputs.items()})
+
+
+def _parse_dims(specs: Sequence[str]) -> dict[str, int]:
+    dims: dict[str, int] = {}
+    for spec in specs:
+        name, sep, size = spec.partition("=")
+        if not sep or not name or not size.isdigit() or int(size) <= 0:
+            raise TileirError(f"error: --dim {spec!r}: expected NAME=SIZE with SIZE > 0")
+        dims[name] = int(size)
+    return dims
 
 
 def _dims_of(plan, inputs: dict[str, np.ndarray]) -> dict[str, int]:  # type: ignore[no-untyped-def]
