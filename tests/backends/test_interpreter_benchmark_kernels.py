@@ -4,6 +4,7 @@ hand-written numpy of `benchmarks/numpy_backend.py` and the sequential run."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "numpy_backend.py"
 _spec = importlib.util.spec_from_file_location("numpy_backend_benchmark", _PATH)
 assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = bench  # dataclasses look their module up there
 _spec.loader.exec_module(bench)
 
 SMALL = {
