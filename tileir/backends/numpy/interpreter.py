@@ -23,7 +23,8 @@ Valid-shape rules (what a tail tile holds):
 - Reductions and the matmul contraction only read the valid region of the reduced dim;
   `topk` only ranks the valid part (and pads with zeros when fewer than k are valid).
 - `pto.assemble` writes only the valid region.
-- `reshape` without `valid` and `full` without `valid` give fully valid tiles.
+- `reshape` and `full` without `valid` give fully valid tiles; `full` with `valid` holds
+  its value everywhere (only the valid region counts).
 - `concat` is valid along its dim up to the first operand that is not fully valid there.
 
 Independent loops run as whole-array numpy operations ("batched"): see `_LoopBatcher`.
