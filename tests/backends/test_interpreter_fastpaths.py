@@ -173,3 +173,28 @@ def test_read_window_fast_path_reports_out_of_bounds_like_the_semantics():
     src = np.zeros((6, 8), F32)
     with pytest.raises(semantics.SemanticsError, match="outside"):
         fastpaths.read_window(src, (4, 0), (4, 8))
+
+
+@pytest.mark.parametrize(
+    "offsets, shape, valid",
+    [
+        ((0, 0), (4, 8), None),
+        ((2, 3), (4, 5), None),
+        ((5, 0), (4, 8), (1, 8)),
+        ((1, 1), (2, 2), (0, 2)),
+    ],
+)
+def test_write_window_fast_path(offsets, shape, valid):
+    tile = -np.arange(1, 1 + int(np.prod(shape)), dtype=F32).reshape(shape)
+    got, want = np.zeros((6, 8), F32), np.zeros((6, 8), F32)
+    fastpaths.write_window(got, tile, offsets, valid)
+    semantics.write_window(want, tile, offsets, valid)
+    same_bits(got.ravel(), want.ravel())
+
+
+@pytest.mark.parametrize("offsets", [(3, 0), (0, -1)])
+def test_write_window_fast_path_reports_errors_like_the_semantics(offsets):
+    with pytest.raises(semantics.SemanticsError):
+        fastpaths.write_window(np.zeros((6, 8), F32), np.ones((4, 8), F32), offsets)
+    with pytest.raises(semantics.SemanticsError, match="dtype"):
+        fastpaths.write_window(np.zeros((6, 8), F32), np.ones((4, 8), F64), (0, 0))

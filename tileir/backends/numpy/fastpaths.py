@@ -12,7 +12,8 @@ back end calls them directly and falls back to `semantics` for everything else:
   infinity and round subnormals the IEEE way, as `semantics.round_to_dtype` does;
 - float32 `+ - * /`, `maximum`, `minimum` and comparisons on float32 operands: the ufunc
   on the arrays themselves (a float32 scalar is the RNE rounding of the double);
-- `view` of a window that is fully valid and inside its source: a plain copy;
+- `view` of a window that is fully valid and inside its source: a plain copy; `assemble`
+  of a fully valid tile inside its destination: a plain slice assignment;
 - 2-D float matmul without bias: the same float64 product, but the float64 copy of an
   operand is made once per tile object, so a loop-invariant weight tile is widened once
   instead of once per iteration.
@@ -186,3 +187,22 @@ def read_window(
             region.append(slice(o, o + n))
         return src[tuple(region)].copy()
     return semantics.read_window(src, offsets, shape, valid_shape)
+
+
+def write_window(
+    dst: np.ndarray,
+    tile: np.ndarray,
+    offsets: tuple[int, ...],
+    valid_shape: tuple[int, ...] | None = None,
+) -> None:
+    """`semantics.write_window`; a fully valid tile of the destination's dtype and rank
+    inside it is a plain slice assignment."""
+    if valid_shape is None and tile.dtype == dst.dtype and tile.ndim == dst.ndim == len(offsets):
+        region = []
+        for o, n, size in zip(offsets, tile.shape, dst.shape):
+            if o < 0 or o + n > size:
+                return semantics.write_window(dst, tile, offsets, valid_shape)
+            region.append(slice(o, o + n))
+        dst[tuple(region)] = tile
+        return None
+    return semantics.write_window(dst, tile, offsets, valid_shape)

@@ -532,7 +532,7 @@ def _assemble(c: _Compiler, op: Operation) -> Step:
 
     def write(env: Env) -> None:
         arr, valid = env[src]
-        semantics.write_window(env[dst], arr, offsets(env), valid)
+        fastpaths.write_window(env[dst], arr, offsets(env), valid)
 
     return write
 
