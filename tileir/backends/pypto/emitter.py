@@ -638,7 +638,12 @@ class _KernelWriter:
             return f"pypto.{spec.pypto}({u(op.operands[0])})"
         if spec is not None and spec.kind in ("binary", "compare"):
             lhs, rhs = op.operands
-            if not isinstance(lhs.type, TensorType) and spec.python_operator in "+-*/":
+            if not isinstance(lhs.type, TensorType) and spec.python_operator in (
+                "+",
+                "-",
+                "*",
+                "/",
+            ):
                 # PyPTO's functions want the tile first; a scalar on the left is an operator.
                 return f"{u(lhs)} {spec.python_operator} {u(rhs)}"
             return f"pypto.{spec.pypto}({u(lhs)}, {u(rhs)})"

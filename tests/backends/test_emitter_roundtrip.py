@@ -1,0 +1,208 @@
+"""Emit -> frontend round trip: the PyPTO frontend reads an emitted module back to the IR
+that was emitted.
+
+"What was emitted" is `lower_for_pypto(m)`: PyPTO has no stages, stitch groups or
+transfers, so the emitter inlines them (see its docstring) and the frontend can only
+give back that flat form. Both sides are then normalised before a structural
+comparison, because some facts of the IR have no spelling in Python:
+
+- placement of pure scalars: every `arith.constant` and every size of a kernel argument
+  (`memref.dim`) is hoisted to the kernel entry in a canonical order, then `cse`
+  merges duplicates (the frontend makes one constant per block at first use, passes
+  hoist and merge them; their place does not change the program);
+- discardable attributes of the kernel (`flow_pattern`, `labelled`): reports of the
+  passes, which PyPTO has nowhere to keep.
+
+Nothing else is normalised: ops, their order, operands, properties (names, unroll
+lists, valid shapes, inplace, jit options) and types must all match.
+
+One gap is known and checked by a weaker property: after `loop-unroll`, a tile whose
+size was a `loop_unroll` chunk length keeps a dynamic type with a constant size
+(`tensor<?x64xbf16>` with `sizes(%c8)`); its Python spelling `[8, 64]` reads back as
+the static `tensor<8x64xbf16>`. For such modules the test checks that emitting is a
+fixed point (emit -> read -> emit gives the same text) and that the read-back module
+computes what the original does on the numpy back end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+
+from frontends.kernels import SEED_KERNELS, SeedKernel
+from frontends.pypto import load_file, load_source
+from tileir.backends.numpy import run
+from tileir.backends.pypto.emitter import emit_module, lower_for_pypto
+from tileir.diagnostics import TileirError
+from tileir.dialect import pto
+from tileir.ir import make_context, parse_module, print_module
+from tileir.passes.pipeline import DefaultPipelinePass
+from tileir.testing import modules, random_inputs
+
+SEEDS = {k.name: k for k in SEED_KERNELS}
+
+
+def normalize(module: ModuleOp) -> ModuleOp:
+    """A copy with pure scalars hoisted and merged, and kernel attributes dropped."""
+    m = module.clone()
+    for kernel in [op for op in m.walk() if isinstance(op, pto.KernelOp)]:
+        for name in list(kernel.attributes):
+            del kernel.attributes[name]
+        block = kernel.body.block
+        consts = [op for op in kernel.walk() if isinstance(op, arith.ConstantOp)]
+        consts.sort(key=lambda c: (str(c.result.type), str(c.value)))
+        dims = [
+            op for op in kernel.walk() if isinstance(op, memref.DimOp) and op.source in block.args
+        ]
+        for op in [*consts, *dims]:
+            op.detach()
+        anchor = None
+        for op in [*consts, *dims]:
+            if anchor is None:
+                block.insert_op_before(op, block.first_op) if block.first_op else block.add_op(op)
+            else:
+                block.insert_op_after(op, anchor)
+            anchor = op
+    CommonSubexpressionElimination().apply(make_context(), m)
+    return m
+
+
+def seed_module(seed: SeedKernel, piped: bool) -> ModuleOp:
+    kernel = next(
+        op
+        for op in load_file(seed.path).walk()
+        if isinstance(op, pto.KernelOp) and op.sym_name.data == seed.kernel
+    )
+    module = ModuleOp([kernel.clone()])
+    if piped:
+        DefaultPipelinePass().apply(make_context(), module)
+    return module
+
+
+def has_constant_sized_dynamic_tiles(module: ModuleOp) -> bool:
+    return any(
+        isinstance(op, pto.ViewOp | pto.FullOp)
+        and any(pto.constant_index(s) is not None for s in op.sizes)
+        for op in module.walk()
+    )
+
+
+def assert_round_trip(module: ModuleOp, name: str = "emitted.py") -> ModuleOp:
+    source = emit_module(module)
+    back = load_source(source, name)
+    expected = lower_for_pypto(module)
+    if has_constant_sized_dynamic_tiles(expected):
+        again = emit_module(back)
+        assert again == source, "emit -> read -> emit is not a fixed point"
+        return back
+    a, b = normalize(expected), normalize(back)
+    if not a.is_structurally_equivalent(b):
+        pytest.fail(
+            "read-back IR differs from the emitted IR\n--- emitted (normalised)\n"
+            f"{print_module(a)}\n--- read back (normalised)\n{print_module(b)}\n"
+            f"--- source\n{source}"
+        )
+    return back
+
+
+@pytest.mark.parametrize("piped", [False, True], ids=["as-written", "default-pipeline"])
+@pytest.mark.parametrize("name", sorted(SEEDS))
+def test_seed_kernel_round_trip(name: str, piped: bool) -> None:
+    seed = SEEDS[name]
+    module = seed_module(seed, piped)
+    back = assert_round_trip(module, f"{name}.py")
+    if has_constant_sized_dynamic_tiles(lower_for_pypto(module)):
+        # The weaker property: the read-back module computes the same outputs.
+        inputs = seed.make_inputs(np.random.default_rng(0))
+        want = run(module, dict(inputs), kernel=seed.kernel)
+        got = run(back, dict(inputs), kernel=seed.kernel)
+        for out in seed.outputs:
+            np.testing.assert_array_equal(
+                np.asarray(got[out], np.float64), np.asarray(want[out], np.float64)
+            )
+
+
+def test_strict_comparison_is_used_for_most_seeds() -> None:
+    """The weaker check must stay the exception (it covers only loop_unroll tiles)."""
+    weak = [
+        (name, piped)
+        for name, seed in SEEDS.items()
+        for piped in (False, True)
+        if has_constant_sized_dynamic_tiles(lower_for_pypto(seed_module(seed, piped)))
+    ]
+    assert all(piped for _, piped in weak)
+    assert len(weak) <= 2, weak
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(modules(max_kernels=2))
+def test_generated_programs_round_trip(module: ModuleOp) -> None:
+    assert_round_trip(module, "generated.py")
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(modules())
+def test_generated_programs_round_trip_after_default_pipeline(module: ModuleOp) -> None:
+    DefaultPipelinePass().apply(make_context(), module)
+    # loop-unroll turns is_loop_begin / is_loop_end of a loop with dynamic bounds into
+    # `arith.cmpi`, and PyPTO 0.2.0 has no `if` on such a condition inside a kernel, so
+    # the emitter refuses those (test_unemittable_condition_is_a_located_error).
+    assume(not any(_if_on_comparison(op) for op in module.walk()))
+    back = assert_round_trip(module, "generated.py")
+    kernel = next(op for op in module.walk() if isinstance(op, pto.KernelOp))
+    inputs = random_inputs(module, kernel.sym_name.data, 0)
+    want = run(module, dict(inputs), kernel=kernel.sym_name.data)
+    got = run(back, dict(inputs), kernel=kernel.sym_name.data)
+    for name, value in want.items():
+        np.testing.assert_array_equal(np.asarray(got[name]), np.asarray(value))
+
+
+def _if_on_comparison(op: object) -> bool:
+    return isinstance(op, scf.IfOp) and not isinstance(
+        op.cond.owner, pto.IsLoopBeginOp | pto.IsLoopEndOp
+    )
+
+
+def test_unemittable_condition_is_a_located_error() -> None:
+    module = parse_module(
+        """
+pto.kernel @k(%x: memref<?x4xf32>, %out: memref<1x4xf32>) attributes {dynamic_dims = {x = ["S"]}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?x4xf32>
+  pto.loop %i = %c0 to %n step %c1 {
+    %first = arith.cmpi eq, %i, %c0 : index
+    scf.if %first {
+      %t = pto.view %x[%i, 0] : memref<?x4xf32> -> tensor<1x4xf32>
+      pto.assemble %t into %out[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
+    }
+  }
+}
+"""
+    )
+    with pytest.raises(TileirError, match="can only write `if` on pypto.is_loop_begin"):
+        emit_module(module)
+
+
+def test_normalize_keeps_op_order_and_properties() -> None:
+    """The normaliser must not hide real differences: a setting moved past a tile op or
+    a changed cast mode still compares unequal."""
+    module = seed_module(SEEDS["mean"], False)
+    assert normalize(module).is_structurally_equivalent(normalize(module.clone()))
+    moved = module.clone()
+    setting = next(op for op in moved.walk() if isinstance(op, pto.SetVecTileShapesOp))
+    after = setting.next_op
+    while after is not None and not isinstance(after, pto.ViewOp):
+        after = after.next_op
+    assert after is not None
+    setting.detach()
+    after.parent_block().insert_op_after(setting, after)
+    assert not normalize(module).is_structurally_equivalent(normalize(moved))
+    recast = module.clone()
+    cast = next(op for op in recast.walk() if isinstance(op, pto.CastOp))
+    cast.mode = StringAttr("floor")
+    assert not normalize(module).is_structurally_equivalent(normalize(recast))
