@@ -198,3 +198,34 @@ def test_write_window_fast_path_reports_errors_like_the_semantics(offsets):
         fastpaths.write_window(np.zeros((6, 8), F32), np.ones((4, 8), F32), offsets)
     with pytest.raises(semantics.SemanticsError, match="dtype"):
         fastpaths.write_window(np.zeros((6, 8), F32), np.ones((4, 8), F64), (0, 0))
+
+
+VALUES = np.concatenate(
+    [
+        SPECIAL,
+        np.random.default_rng(1).standard_normal(4000).astype(F32) * 30,
+        [1e-38, 88.7, 89.0, -104.0],
+    ]
+).astype(F32)
+
+
+@pytest.mark.parametrize(
+    "name", ["exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "neg", "erf"]
+)
+def test_unary_fast_path(name):
+    with np.errstate(all="ignore"):
+        same_bits(fastpaths.unary(name)(VALUES), getattr(semantics, name)(VALUES))
+        bf = VALUES.astype(BF16)
+        same_bits(fastpaths.unary(name)(bf), getattr(semantics, name)(bf))
+
+
+@pytest.mark.parametrize("name", ["sum", "amax", "amin"])
+@pytest.mark.parametrize("dim, keepdim", [(0, False), (1, True), (-1, False), (-2, True)])
+def test_reduction_fast_path(name, dim, keepdim):
+    x = np.resize(VALUES, (37, 120))
+    y = np.abs(x[:, 5:])  # no NaN / inf in some rows: finite sums too
+    for a in (x, y, x.astype(BF16)):
+        with np.errstate(all="ignore"):  # inf + -inf in a row is NaN, as it should be
+            got = fastpaths.reduction(name)(a, dim, keepdim)
+            want = getattr(semantics, name)(a, dim, keepdim)
+        same_bits(got.ravel(), want.ravel())

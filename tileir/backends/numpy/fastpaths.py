@@ -14,6 +14,9 @@ back end calls them directly and falls back to `semantics` for everything else:
   on the arrays themselves (a float32 scalar is the RNE rounding of the double);
 - `view` of a window that is fully valid and inside its source: a plain copy; `assemble`
   of a fully valid tile inside its destination: a plain slice assignment;
+- float32 transcendentals (`exp`, `log`, `sqrt`, `rsqrt`, `reciprocal`, `tanh`,
+  `sigmoid`) and reductions (`sum`, `amax`, `amin`): the same float64 expression as the
+  semantics, without its per-call checks (they cost more than the work on small tiles);
 - 2-D float matmul without bias: the same float64 product, but the float64 copy of an
   operand is made once per tile object, so a loop-invariant weight tile is widened once
   instead of once per iteration.
@@ -206,3 +209,49 @@ def write_window(
         dst[tuple(region)] = tile
         return None
     return semantics.write_window(dst, tile, offsets, valid_shape)
+
+
+# The float64 expressions of `semantics` (the tests check that the bits agree).
+_F64_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda v: 1.0 / np.sqrt(v),
+    "reciprocal": lambda v: 1.0 / v,
+    "tanh": np.tanh,
+    "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
+}
+
+
+def unary(name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """`semantics.<name>`; on float32 the float64 expression, rounded once."""
+    slow: Callable[[np.ndarray], np.ndarray] = getattr(semantics, name)
+    fn64 = _F64_UNARY.get(name)
+    if fn64 is None:
+        return slow
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        if x.dtype == F32:
+            return fn64(x.astype(F64)).astype(F32)
+        return slow(x)
+
+    return fn
+
+
+_F64_REDUCE: dict[str, Callable[..., np.ndarray]] = {"sum": np.sum, "amax": np.max, "amin": np.min}
+
+
+def reduction(name: str) -> Callable[[np.ndarray, int, bool], np.ndarray]:
+    """`semantics.<name>(x, dim, keepdim)`; on a non-empty float32 slice, float64
+    accumulation rounded once (max / min are exact either way)."""
+    slow: Callable[[np.ndarray, int, bool], np.ndarray] = getattr(semantics, name)
+    fn64 = _F64_REDUCE.get(name)
+    if fn64 is None:
+        return slow
+
+    def fn(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
+        if x.dtype == F32 and x.size and -x.ndim <= dim < x.ndim:
+            return np.asarray(fn64(x.astype(F64), axis=dim, keepdims=keepdim)).astype(F32)
+        return slow(x, dim, keepdim)
+
+    return fn

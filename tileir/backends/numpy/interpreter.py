@@ -664,7 +664,8 @@ def _semantics_fn(op: Operation) -> Callable[..., Any]:
 
 
 def _unary_rule(c: _Compiler, op: Operation) -> Step:
-    return _elementwise(c, op, _semantics_fn(op), [op.operands[0]])
+    _semantics_fn(op)
+    return _elementwise(c, op, fastpaths.unary(BY_OP[type(op)].semantics), [op.operands[0]])
 
 
 def _binary_rule(c: _Compiler, op: Operation) -> Step:
@@ -718,7 +719,8 @@ def _full(c: _Compiler, op: Operation) -> Step:
 
 def _reduce_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ReduceOp)
-    fn = _semantics_fn(op)
+    _semantics_fn(op)
+    fn = fastpaths.reduction(BY_OP[type(op)].semantics)
     rank = _rank(op.input)
     d = op.dim.value.data % rank
     nd = d - rank
