@@ -42,12 +42,14 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tileir.dialect import pto
-from tileir.passes.stages import kernels
+from tileir.passes.stages import kernels, walk_ops
+
+_WITH_VALID = frozenset({pto.ViewOp, pto.FullOp, pto.ReshapeOp})
 
 
 @dataclass
@@ -82,19 +84,19 @@ class ReshapeAnalysis:
 
     @staticmethod
     def _partial_inputs(v: SSAValue) -> bool | list[SSAValue]:
-        """True / False when known at once, else the values it depends on."""
-        if not isinstance(v.type, TensorType):
+        """True / False when known at once, else the values it depends on. (Exact
+        `type()` tests: isinstance on xDSL's ABC-based classes dominates this loop.)"""
+        if type(v.type) is not TensorType:
             return False
         owner = v.owner
         if isinstance(owner, Block):
             return True  # not made by a known op: assume the worst
-        if isinstance(owner, pto.ViewOp | pto.FullOp | pto.ReshapeOp) and (
-            owner.mixed_valid_shape is not None
-        ):
+        kind = type(owner)
+        if kind in _WITH_VALID and (owner.valid_shape or owner.static_valid_shape.data.data):  # type: ignore[attr-defined]
             return True
-        if isinstance(owner, pto.ViewOp) and isinstance(owner.source.type, pto.MemRefType):
+        if kind is pto.ViewOp and type(owner.source.type) is MemRefType:  # type: ignore[attr-defined]
             return False
-        if isinstance(owner, pto.StageOp | scf.IfOp):
+        if kind is pto.StageOp or kind is scf.IfOp:
             index = v.index  # type: ignore[attr-defined]
             yielded = []
             for region in owner.regions:
@@ -103,7 +105,7 @@ class ReshapeAnalysis:
                     return True
                 yielded.append(term.operands[index])
             return yielded
-        return [o for o in owner.operands if isinstance(o.type, TensorType)]
+        return [o for o in owner.operands if type(o.type) is TensorType]
 
     # ------------------------------------------------------------------ liveness
 
@@ -212,8 +214,8 @@ def mark_inplace_reshapes(kernel: Operation) -> tuple[int, Counter[str]]:
     analysis = ReshapeAnalysis()
     marked = 0
     reasons: Counter[str] = Counter()
-    for op in kernel.walk():
-        if not isinstance(op, pto.ReshapeOp) or op.inplace is not None:
+    for op in walk_ops(kernel):
+        if type(op) is not pto.ReshapeOp or op.inplace is not None:  # type: ignore[attr-defined]
             continue
         blockers = inplace_blockers(op, analysis)
         if blockers:

@@ -61,7 +61,7 @@ from xdsl.passes import ModulePass
 
 from tileir.diagnostics import TileirError, location_of
 from tileir.dialect import pto
-from tileir.passes.stages import enclosing_stage, is_container, kernels, op_unit, stages
+from tileir.passes.stages import enclosing_stage, is_container, kernels, op_unit, walk_ops
 
 LABELLED_ATTR = "labelled"
 
@@ -129,19 +129,20 @@ def stage_facts(stage: pto.StageOp) -> StageFacts:
     casts_to: set[str] = set()
     casts_from: set[str] = set()
     weight = False
-    for op in stage.body.walk():
-        if op is stage or isinstance(op, pto.YieldOp):
+    for op in walk_ops(stage):
+        kind = type(op)
+        if op is stage or kind is pto.YieldOp:
             continue
-        if op_unit(op) is None and not isinstance(op, pto.ViewOp):
+        if kind is not pto.ViewOp and op_unit(op) is None:
             continue
         ops[op.name] += 1
-        if isinstance(op, pto.CastOp):
-            casts_to.add(_elem_name(op.result.type))
-            casts_from.add(_elem_name(op.input.type))
-        if (
-            isinstance(op, pto.MatmulOp)
-            and len(op.b.type.get_shape()) == 2  # type: ignore[union-attr]
-            and _reads_kernel_argument(op.b)
+        if kind is pto.CastOp:
+            casts_to.add(_elem_name(op.result.type))  # type: ignore[attr-defined]
+            casts_from.add(_elem_name(op.input.type))  # type: ignore[attr-defined]
+        elif (
+            kind is pto.MatmulOp
+            and len(op.b.type.get_shape()) == 2  # type: ignore[attr-defined]
+            and _reads_kernel_argument(op.b)  # type: ignore[attr-defined]
         ):
             weight = True
     return StageFacts(ops, frozenset(casts_to), frozenset(casts_from), weight)
@@ -205,44 +206,58 @@ def derive_label(stage: pto.StageOp) -> str:
     return next(r.label for r in RULES if r.kind == "fallback" and r.matches(facts))
 
 
-def _user_labels(kernel: pto.KernelOp) -> dict[pto.StageOp, str]:
-    """The `set_semantic_label` in effect at each stage's first op with a unit."""
+def _stages_and_user_labels(
+    kernel: pto.KernelOp,
+) -> tuple[list[pto.StageOp], dict[pto.StageOp, str]]:
+    """The kernel's stages in program order, and the `set_semantic_label` in effect at
+    each stage's first op with a unit (transfers aside; labels are statements, in
+    effect in program order until the next one)."""
     current: str | None = None
     found: dict[pto.StageOp, str] = {}
-    seen: set[pto.StageOp] = set()
-    for op in kernel.walk():
-        if isinstance(op, pto.SetSemanticLabelOp):
-            current = op.label.data
-            continue
-        if is_container(op) or op_unit(op) is None or isinstance(op, pto.TransferOp):
-            continue
-        stage = enclosing_stage(op)
-        if stage is None or stage in seen:
-            continue
-        seen.add(stage)
-        if current is not None:
-            found[stage] = current
-    return found
+    all_stages: list[pto.StageOp] = []
+    pending: pto.StageOp | None = None
+    for op in walk_ops(kernel):
+        kind = type(op)
+        if kind is pto.SetSemanticLabelOp:
+            current = op.label.data  # type: ignore[attr-defined]
+        elif kind is pto.StageOp:
+            all_stages.append(op)  # type: ignore[arg-type]
+            pending = op  # type: ignore[assignment]
+        elif (
+            pending is not None
+            and kind is not pto.TransferOp
+            and op.parent is pending.body.block
+            and op_unit(op) is not None
+        ):
+            if current is not None:
+                found[pending] = current
+            pending = None
+    return all_stages, found
+
+
+def _unique(base: str, used: set[str]) -> str:
+    label, n = base, 1
+    while label in used:
+        n += 1
+        label = f"{base}-{n}"
+    return label
 
 
 def label_kernel(kernel: pto.KernelOp) -> int:
     """Label the kernel's unlabelled stages; returns how many got a label."""
-    all_stages = stages(kernel)
+    all_stages, user = _stages_and_user_labels(kernel)
     used = {s.label.data for s in all_stages if s.label is not None}
-    user = _user_labels(kernel)
+    attrs: dict[str, StringAttr] = {}
     count = 0
     for stage in all_stages:
         if stage.label is not None:
             continue
-        label = user.get(stage)
-        if label is None:
-            base = derive_label(stage)
-            label, n = base, 1
-            while label in used:
-                n += 1
-                label = f"{base}-{n}"
+        label = user.get(stage) or _unique(derive_label(stage), used)
         used.add(label)
-        stage.label = StringAttr(label)
+        attr = attrs.get(label)
+        if attr is None:
+            attr = attrs[label] = StringAttr(label)
+        stage.label = attr
         count += 1
     if all_stages:
         # A kernel without stages (vc-split has not run) has nothing to label yet.
@@ -258,7 +273,7 @@ def check_labels(module: Operation) -> list[str]:
     for kernel in kernels(module):
         if LABELLED_ATTR not in kernel.attributes:
             continue
-        for op in kernel.walk():
+        for op in walk_ops(kernel):
             where = location_of(op)
             prefix = f"{where}: " if where else ""
             if isinstance(op, pto.StageOp):

@@ -9,7 +9,7 @@ stage runs and join whichever stage is next to them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from xdsl.ir import Operation
@@ -32,21 +32,50 @@ _EITHER_NAMES = frozenset({"memref.dim", "tensor.dim"})
 UNIT_LETTER = {"vector": "V", "cube": "C"}
 
 
+_TRANSFER = "transfer"
+_UNIT_OF_TYPE: dict[type[Operation], str | None] = {}
+"""Unit by op class: everything `op_unit` looks at is a property of the class, except
+the direction of a transfer (a dict lookup is ~20x cheaper than the isinstance chain
+over xDSL's ABC-based op classes)."""
+
+
+def _unit_of_type(op: Operation) -> str | None:
+    if op.has_trait(IsTerminator):
+        return None
+    if isinstance(op, pto.MatmulOp):
+        return "cube"
+    if isinstance(op, pto.TransferOp):
+        return _TRANSFER
+    if isinstance(op, _EITHER_OPS) or op.name in _EITHER_NAMES or op.name.startswith("arith."):
+        return None
+    return "vector"
+
+
 def op_unit(op: Operation) -> Unit | None:
     """The unit `op` must run on, or None for an op that runs on either (see module doc)
     and for terminators.
 
     Region-holding ops (loops, `scf.if`, stages) are not classified: their bodies are.
     """
-    if op.has_trait(IsTerminator):
-        return None
-    if isinstance(op, pto.MatmulOp):
-        return "cube"
-    if isinstance(op, pto.TransferOp):
+    kind = type(op)
+    unit = _UNIT_OF_TYPE.get(kind, _TRANSFER + "?")
+    if unit == _TRANSFER + "?":
+        unit = _UNIT_OF_TYPE[kind] = _unit_of_type(op)
+    if unit == _TRANSFER:
+        assert isinstance(op, pto.TransferOp)
         return "cube" if op.dst_unit.data == "cube" else "vector"
-    if isinstance(op, _EITHER_OPS) or op.name in _EITHER_NAMES or op.name.startswith("arith."):
-        return None
-    return "vector"
+    return unit  # type: ignore[return-value]
+
+
+_TERMINATOR_TYPES: dict[type[Operation], bool] = {}
+
+
+def is_terminator(op: Operation) -> bool:
+    kind = type(op)
+    known = _TERMINATOR_TYPES.get(kind)
+    if known is None:
+        known = _TERMINATOR_TYPES[kind] = op.has_trait(IsTerminator)
+    return known
 
 
 def is_container(op: Operation) -> bool:
@@ -54,34 +83,62 @@ def is_container(op: Operation) -> bool:
     return bool(op.regions)
 
 
+def walk_ops(root: Operation) -> Iterator[Operation]:
+    """`root` and every op inside it, in pre-order (program order), like
+    `Operation.walk` but iterative: xDSL's nested generators cost several times more,
+    and the passes walk modules of 100k ops."""
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        yield op
+        if op.regions:
+            children: list[Operation] = []
+            for region in op.regions:
+                for block in region.blocks:
+                    children.extend(block.ops)
+            children.reverse()
+            stack.extend(children)
+
+
 def kernels(module: Operation) -> Iterator[pto.KernelOp]:
-    for op in module.walk():
-        if isinstance(op, pto.KernelOp):
-            yield op
+    """The kernels of a module (top level), or the op itself if it is a kernel."""
+    if isinstance(module, pto.KernelOp):
+        yield module
+        return
+    for region in module.regions:
+        for block in region.blocks:
+            for op in block.ops:
+                if isinstance(op, pto.KernelOp):
+                    yield op
 
 
 def stages(kernel: Operation) -> list[pto.StageOp]:
     """The kernel's stages in program (pre-order) order."""
-    return [op for op in kernel.walk() if isinstance(op, pto.StageOp)]
+    return [op for op in walk_ops(kernel) if isinstance(op, pto.StageOp)]
 
 
-def flow_pattern(kernel: Operation) -> str:
-    """The kernel's V/C flow pattern: its stages' units in program order, consecutive
-    stages of one unit counted together (`V2,C1,V1`: two vector stages, e.g. one before
-    and one inside a loop, then a cube stage, then a vector stage). Empty when the
-    kernel has no stages."""
-    runs: list[list[object]] = []
-    for stage in stages(kernel):
+def flow_pattern(kernel_or_stages: Operation | Sequence[pto.StageOp]) -> str:
+    """The V/C flow pattern of a kernel (or of its stages, in program order): the
+    stages' units in program order, consecutive stages of one unit counted together
+    (`V2,C1,V1`: two vector stages, e.g. one before and one inside a loop, then a cube
+    stage, then a vector stage). Empty when there are no stages."""
+    found = (
+        stages(kernel_or_stages) if isinstance(kernel_or_stages, Operation) else kernel_or_stages
+    )
+    runs: list[tuple[str, int]] = []
+    for stage in found:
         letter = UNIT_LETTER[stage.unit.data]
         if runs and runs[-1][0] == letter:
-            runs[-1][1] = int(runs[-1][1]) + 1  # type: ignore[call-overload]
+            runs[-1] = (letter, runs[-1][1] + 1)
         else:
-            runs.append([letter, 1])
+            runs.append((letter, 1))
     return ",".join(f"{letter}{count}" for letter, count in runs)
 
 
 def enclosing_stage(op: Operation) -> pto.StageOp | None:
     parent = op.parent_op()
+    if isinstance(parent, pto.StageOp):
+        return parent
     while parent is not None and not isinstance(parent, pto.StageOp | pto.KernelOp):
         parent = parent.parent_op()
     return parent if isinstance(parent, pto.StageOp) else None

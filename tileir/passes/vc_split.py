@@ -67,21 +67,20 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
 
 from tileir.dialect import pto
 from tileir.dialect.dtypes import BY_MLIR
 from tileir.passes.platform import Platform, derive_cube_tile, derive_vec_tile, get_platform
 from tileir.passes.stages import (
     Unit,
-    enclosing_stage,
     flow_pattern,
-    is_container,
+    is_terminator,
     kernels,
     op_unit,
     stages,
+    walk_ops,
 )
 
 FLOW_PATTERN_ATTR = "flow_pattern"
@@ -94,7 +93,7 @@ def _segments(block: Block) -> list[list[Operation]]:
     """Runs of plain ops between region-holding ops and the terminator."""
     segments: list[list[Operation]] = [[]]
     for op in block.ops:
-        if is_container(op) or op.has_trait(IsTerminator):
+        if op.regions or is_terminator(op):
             if segments[-1]:
                 segments.append([])
         else:
@@ -116,6 +115,16 @@ def _resolve_units(segment: list[Operation]) -> list[Unit | None]:
     return resolved
 
 
+_UNIT_ATTR = {"vector": StringAttr("vector"), "cube": StringAttr("cube")}
+
+
+def _ancestor_in(op: Operation | None, block: Block) -> Operation | None:
+    """The op of `block` that is or contains `op`, None if `op` is not inside `block`."""
+    while op is not None and op.parent_block() is not block:
+        op = op.parent_op()
+    return op
+
+
 def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
     """Move `run` (contiguous ops of one block) into a new stage in its place; values
     used after the run leave the stage as results."""
@@ -123,37 +132,67 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
     assert parent is not None
     members = set(run)
 
-    def inside(user: Operation | None) -> bool:
-        while user is not None and user.parent_block() is not parent:
-            user = user.parent_op()
-        return user in members
+    def outside(user: Operation) -> bool:
+        if user.parent_block() is parent:
+            return user not in members
+        return _ancestor_in(user, parent) not in members
 
     escaping = [
         result
         for op in run
         for result in op.results
-        if any(not inside(use.operation) for use in result.uses)
+        if any(outside(u.operation) for u in result.uses)
     ]
+    anchor = run[-1].next_op
+    # Fill the body while it hangs in no tree: xDSL checks on every `add_op` that the op
+    # is not an ancestor of the block, which walks the block's parents up to the root.
     body = Block()
-    stage = pto.StageOp(unit, body, [v.type for v in escaping])
-    parent.insert_op_before(stage, run[0])
     for op in run:
         op.detach()
         body.add_op(op)
-    body.add_op(pto.YieldOp(*escaping))
+    body.add_op(pto.YieldOp.create(operands=escaping))
+    # `create` skips the IRDL argument processing of `__init__`.
+    stage = pto.StageOp.create(
+        properties={"unit": _UNIT_ATTR[unit]},
+        regions=[Region(body)],
+        result_types=[v.type for v in escaping],
+    )
+    if anchor is None:
+        parent.add_op(stage)
+    else:
+        parent.insert_op_before(stage, anchor)
     for value, result in zip(escaping, stage.outputs):
         result.name_hint = value.name_hint
-        value.replace_uses_with_if(result, lambda use: not stage.is_ancestor(use.operation))
+        value.replace_uses_with_if(
+            result,
+            lambda use: (
+                use.operation.parent_block() is not body
+                and _ancestor_in(use.operation, body) is None
+            ),
+        )
     return stage
 
 
-def split_block(block: Block) -> None:
-    """Partition one block (and, recursively, the blocks of its loops and ifs)."""
+def _transfer(value: SSAValue, src: str, dst: str) -> pto.TransferOp:
+    op = pto.TransferOp.create(
+        operands=[value],
+        properties={"from": _UNIT_ATTR[src], "to": _UNIT_ATTR[dst]},
+        result_types=[value.type],
+    )
+    op.result.name_hint = value.name_hint
+    return op
+
+
+def split_block(block: Block, branching: list[Operation] | None = None) -> None:
+    """Partition one block (and, recursively, the blocks of its loops and ifs). Region
+    ops with results (`scf.if`) are appended to `branching`, inner ones first."""
     for op in list(block.ops):
-        if is_container(op) and not isinstance(op, pto.StageOp):
+        if op.regions and not isinstance(op, pto.StageOp):
             for region in op.regions:
                 for inner in region.blocks:
-                    split_block(inner)
+                    split_block(inner, branching)
+            if op.results and branching is not None:
+                branching.append(op)
     for segment in _segments(block):
         units = _resolve_units(segment)
         start = 0
@@ -168,14 +207,13 @@ def split_block(block: Block) -> None:
 # --------------------------------------------------------------------------- transfers
 
 
-def unify_branch_results(kernel: pto.KernelOp) -> int:
+def unify_branch_results(branching: list[Operation]) -> int:
     """Make each tile result of an `scf.if` come from one unit: where one branch yields
     a Cube tile and another a Vector tile, the Cube one goes through a transfer in a
-    small vector stage of its own at the end of its branch. Returns how many."""
+    small vector stage of its own at the end of its branch. `branching` lists the
+    region ops with results, inner ones first. Returns how many transfers were made."""
     count = 0
-    for op in reversed(list(kernel.walk())):  # inner ifs before the ifs around them
-        if isinstance(op, pto.StageOp) or not op.regions:
-            continue
+    for op in branching:
         for index, result in enumerate(op.results):
             if not isinstance(result.type, TensorType) or len(pto.producing_units(result)) < 2:
                 continue
@@ -185,7 +223,7 @@ def unify_branch_results(kernel: pto.KernelOp) -> int:
                     assert term is not None
                     value = term.operands[index]
                     if "cube" in pto.producing_units(value):
-                        transfer = pto.TransferOp(value, "cube", "vector")
+                        transfer = _transfer(value, "cube", "vector")
                         block.insert_op_before(transfer, term)
                         term.operands[index] = transfer.result
                         _make_stage([transfer], "vector")
@@ -193,32 +231,44 @@ def unify_branch_results(kernel: pto.KernelOp) -> int:
     return count
 
 
-def insert_transfers(kernel: pto.KernelOp) -> int:
+def _unit_of_value(value: SSAValue) -> str | None:
+    owner = value.owner
+    if isinstance(owner, pto.StageOp):
+        return owner.unit.data
+    return pto.producing_unit(value)
+
+
+def insert_transfers(all_stages: list[pto.StageOp]) -> int:
     """Route every tile that crosses between units through a `pto.transfer` at the top
     of the consuming stage; returns how many were inserted."""
     count = 0
-    for stage in stages(kernel):
+    for stage in all_stages:
         unit = stage.unit.data
+        block = stage.body.block
         made: dict[SSAValue, SSAValue] = {}
-        for op in list(stage.body.walk()):
-            if isinstance(op, pto.TransferOp):
+        ops = list(block.ops)
+        if any(op.regions for op in ops):
+            ops = list(walk_ops(stage))[1:]
+        for op in ops:
+            if type(op) is pto.TransferOp:
                 continue
             for index, operand in enumerate(op.operands):
-                if not isinstance(operand.type, TensorType):
-                    continue
                 owner = operand.owner
+                # (`type() is` and `.parent`: isinstance on xDSL's ABC-based classes is
+                # the slowest thing in this loop.)
+                if owner.parent is block or type(operand.type) is not TensorType:
+                    continue
                 if isinstance(owner, Operation) and stage.is_ancestor(owner):
                     continue
-                produced_on = pto.producing_unit(operand)
+                produced_on = _unit_of_value(operand)
                 if produced_on is None or produced_on == unit:
                     continue
                 moved = made.get(operand)
                 if moved is None:
-                    transfer = pto.TransferOp(operand, produced_on, unit)
-                    transfer.result.name_hint = operand.name_hint
-                    first = stage.body.block.first_op
+                    transfer = _transfer(operand, produced_on, unit)
+                    first = block.first_op
                     assert first is not None
-                    stage.body.block.insert_op_before(transfer, first)
+                    block.insert_op_before(transfer, first)
                     moved = made[operand] = transfer.result
                     count += 1
                 op.operands[index] = moved
@@ -248,49 +298,70 @@ def _vector_shape_source(op: Operation) -> TensorType | None:
     return None
 
 
+_ARRAYS: dict[tuple[int, ...], pto.DenseArrayBase] = {}
+
+
+def _i64_array(values: list[int]) -> pto.DenseArrayBase:
+    """Attributes are immutable, so stages with one shape share one (cached) array."""
+    key = tuple(values)
+    array = _ARRAYS.get(key)
+    if array is None:
+        array = _ARRAYS[key] = pto.DenseArrayBase.from_list(pto.i64, values)
+    return array
+
+
+def _set_shapes(
+    stage: pto.StageOp,
+    op: Operation,
+    vec: list[int] | None,
+    cube: list[int] | None,
+    platform: Platform,
+) -> None:
+    """Tile shapes of `stage`, whose first op with a unit is `op`."""
+    if stage.unit.data == "vector" and stage.tile_shape is None:
+        shape = vec
+        if shape is None:
+            source = _vector_shape_source(op)
+            if source is None:
+                return
+            shape = derive_vec_tile(list(source.get_shape()), _elem_bytes(source), platform)
+        stage.tile_shape = _i64_array(shape)
+    elif stage.unit.data == "cube" and stage.cube_tile is None:
+        tile = cube
+        if tile is None and isinstance(op, pto.MatmulOp):
+            m, k, n = _matmul_sizes(op)
+            tile = derive_cube_tile(m, k, n, _elem_bytes(op.a.type), platform)  # type: ignore[arg-type]
+        if tile is not None:
+            stage.cube_tile = _i64_array(tile)
+
+
 def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
     """Set each stage's tile shapes from the settings in effect at its first op with a
-    unit, else from `platform`. Shapes a stage already has are kept."""
+    unit (transfers aside), else from `platform`. Shapes a stage already has are kept.
+    Settings are statements: the walk follows program order, stage bodies included."""
     vec: list[int] | None = None
     cube: list[int] | None = None
-    done: set[pto.StageOp] = set()
-    for op in kernel.walk():
-        if isinstance(op, pto.SetVecTileShapesOp):
-            vec = list(op.shape.get_values())
-            continue
-        if isinstance(op, pto.SetCubeTileShapesOp):
-            cube = [v for pair in (op.m, op.k, op.n) for v in pair.get_values()]
-            continue
-        if is_container(op) or op_unit(op) is None or isinstance(op, pto.TransferOp):
-            continue
-        stage = enclosing_stage(op)
-        if stage is None or stage in done:
-            continue
-        done.add(stage)
-        if stage.unit.data == "vector" and stage.tile_shape is None:
-            shape = vec
-            if shape is None:
-                source = _vector_shape_source(op)
-                if source is None:
-                    continue
-                shape = derive_vec_tile(list(source.get_shape()), _elem_bytes(source), platform)
-            stage.tile_shape = pto.DenseArrayBase.from_list(pto.i64, shape)
-        elif stage.unit.data == "cube" and stage.cube_tile is None:
-            tile = cube
-            if tile is None and isinstance(op, pto.MatmulOp):
-                m, k, n = _matmul_sizes(op)
-                tile = derive_cube_tile(m, k, n, _elem_bytes(op.a.type), platform)  # type: ignore[arg-type]
-            if tile is not None:
-                stage.cube_tile = pto.DenseArrayBase.from_list(pto.i64, tile)
-    for stage in stages(kernel):
+    pending: pto.StageOp | None = None
+    first_transfer: pto.TransferOp | None = None
+    for op in walk_ops(kernel):
+        kind = type(op)
+        if kind is pto.SetVecTileShapesOp:
+            vec = list(op.shape.get_values())  # type: ignore[attr-defined]
+        elif kind is pto.SetCubeTileShapesOp:
+            cube = [v for pair in (op.m, op.k, op.n) for v in pair.get_values()]  # type: ignore[attr-defined]
+        elif kind is pto.StageOp:
+            if pending is not None and first_transfer is not None:
+                _set_shapes(pending, first_transfer, None, None, platform)
+            pending, first_transfer = op, None  # type: ignore[assignment]
+        elif pending is not None and op.parent_op() is pending:
+            if kind is pto.TransferOp:
+                first_transfer = first_transfer or op  # type: ignore[assignment]
+            elif op_unit(op) is not None:
+                _set_shapes(pending, op, vec, cube, platform)
+                pending = None
+    if pending is not None and first_transfer is not None:
         # A stage that only receives a tile (made by `unify_branch_results`).
-        first = stage.body.block.first_op
-        if stage not in done and stage.tile_shape is None and isinstance(first, pto.TransferOp):
-            if stage.unit.data == "vector":
-                t = first.result.type
-                assert isinstance(t, TensorType)
-                shape = derive_vec_tile(list(t.get_shape()), _elem_bytes(t), platform)
-                stage.tile_shape = pto.DenseArrayBase.from_list(pto.i64, shape)
+        _set_shapes(pending, first_transfer, None, None, platform)
 
 
 # --------------------------------------------------------------------------- the pass
@@ -298,10 +369,13 @@ def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
 
 def split_kernel(kernel: pto.KernelOp, platform: Platform) -> int:
     """Run vc-split on one kernel; returns the number of transfers inserted."""
-    split_block(kernel.body.block)
-    transfers = unify_branch_results(kernel) + insert_transfers(kernel)
+    branching: list[Operation] = []
+    split_block(kernel.body.block, branching)
+    transfers = unify_branch_results(branching)
+    all_stages = stages(kernel)
+    transfers += insert_transfers(all_stages)
     attach_tile_shapes(kernel, platform)
-    pattern = flow_pattern(kernel)
+    pattern = flow_pattern(all_stages)
     if pattern:
         kernel.attributes[FLOW_PATTERN_ATTR] = StringAttr(pattern)
     if "labelled" in kernel.attributes:
@@ -325,7 +399,7 @@ def describe_kernel(kernel: pto.KernelOp) -> str:
             v = list(stage.cube_tile.get_values())
             text += f" m {v[0:2]} k {v[2:4]} n {v[4:6]}"
         parts.append(text)
-    pattern = flow_pattern(kernel) or "(no stages)"
+    pattern = flow_pattern(stages(kernel)) or "(no stages)"
     return f"@{kernel.sym_name.data}: {pattern}" + (f" [{'; '.join(parts)}]" if parts else "")
 
 

@@ -1,0 +1,192 @@
+"""Pass time as programs grow: each tileir pass against xDSL's own `canonicalize`.
+
+    python benchmarks/passes.py [--sizes 1000,10000,100000] [--repeat N] [--only ROW ...]
+
+The programs are long kernels in the shape of the seed kernels (SK-03 blocks: a row
+view, RMSNorm, a matmul against a weight, an exp, two reshapes, an assemble, with tile
+shape and label settings), built with xDSL's `Builder`: loops of eight blocks each, as
+many loops as the size asks for. For every row of `ROWS` the script prints the time per
+1k ops at each size, the growth from the second-largest to the largest size (10k ->
+100k: linear is 10x, the goal is at most 12x), and the pass's time as a fraction of
+`canonicalize`'s on the same module (the goal is at most 0.3x).
+
+A row is a pass name and the pipeline that prepares its input (semantic-labels runs on
+vc-split's output); other passes are one more `Row(...)` line. The preparation and the
+module clone are not timed; each figure is the best of `--repeat` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.rewriter import InsertPoint
+
+from tileir.dialect import pto
+from tileir.ir import make_context
+from tileir.passes import get_all_passes
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    """The pass, as a pipeline string (`vc-split`, `loop-unroll{max=8}` ...)."""
+    prepare: str = ""
+    """The pipeline that makes the pass's input from the generated module."""
+
+
+ROWS: tuple[Row, ...] = (
+    Row("vc-split"),
+    Row("semantic-labels", prepare="vc-split"),
+    Row("inplace-reshape"),
+    Row("vc-split,semantic-labels,inplace-reshape"),
+)
+REFERENCE = Row("canonicalize")
+
+BLOCKS_PER_LOOP = 8
+ROWS_PER_TILE = 8
+HIDDEN = 64
+
+
+def _tensor(*shape: int) -> TensorType:
+    return TensorType(f32, shape)
+
+
+def _block(b: Builder, i: SSAValue, x: SSAValue, w: SSAValue, out: SSAValue, k: int) -> None:
+    """One SK-03 block: 16 ops."""
+    c8 = b.insert(arith.ConstantOp(IntegerAttr(ROWS_PER_TILE, IndexType()))).result
+    off = b.insert(arith.MuliOp(i, c8)).result
+    b.insert(pto.SetVecTileShapesOp([ROWS_PER_TILE, HIDDEN]))
+    if k % 2 == 0:
+        b.insert(pto.SetSemanticLabelOp("rmsnorm"))
+    tile = _tensor(ROWS_PER_TILE, HIDDEN)
+    t = b.insert(pto.ViewOp(x, [off, 0], tile)).result
+    sq = b.insert(pto.MulOp(t, t, tile)).result
+    ss = b.insert(pto.SumOp(sq, -1, True, _tensor(ROWS_PER_TILE, 1))).result
+    r = b.insert(pto.RsqrtOp(ss)).result
+    y = b.insert(pto.MulOp(t, r, tile)).result
+    wt = b.insert(pto.ViewOp(w, [0, 0], _tensor(HIDDEN, HIDDEN))).result
+    m = b.insert(pto.MatmulOp(y, wt, tile)).result
+    e = b.insert(pto.ExpOp(m)).result
+    flat = b.insert(pto.ReshapeOp(e, _tensor(ROWS_PER_TILE * HIDDEN))).result
+    half = b.insert(arith.ConstantOp(FloatAttr(0.5, f32))).result
+    n = b.insert(pto.MulOp(flat, half, _tensor(ROWS_PER_TILE * HIDDEN))).result
+    back = b.insert(pto.ReshapeOp(n, tile)).result
+    b.insert(pto.AssembleOp(back, out, [off, 0]))
+
+
+OPS_PER_LOOP = 16 * BLOCKS_PER_LOOP + BLOCKS_PER_LOOP // 2 + 2  # blocks, labels, loop, yield
+
+
+def make_module(n_ops: int) -> ModuleOp:
+    """One kernel of about `n_ops` ops: loops of SK-03 blocks."""
+    rows = ROWS_PER_TILE * 4
+    x_t = MemRefType(f32, [rows, HIDDEN])
+    w_t = MemRefType(f32, [HIDDEN, HIDDEN])
+    kernel = pto.KernelOp("long", [("x", x_t), ("w", w_t), ("out", x_t)])
+    x, w, out = kernel.body.block.args
+    b = Builder(InsertPoint.at_end(kernel.body.block))
+    lb = b.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+    ub = b.insert(arith.ConstantOp(IntegerAttr(4, IndexType()))).result
+    step = b.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).result
+    for _ in range(max(1, round(n_ops / OPS_PER_LOOP))):
+        body = Block(arg_types=[IndexType()])
+        inner = Builder(InsertPoint.at_end(body))
+        for k in range(BLOCKS_PER_LOOP):
+            _block(inner, body.args[0], x, w, out, k)
+        inner.insert(pto.YieldOp())
+        b.insert(pto.LoopOp(lb, ub, step, Region(body)))
+    b.insert(pto.YieldOp())
+    return ModuleOp([kernel])
+
+
+def count_ops(module: ModuleOp) -> int:
+    return sum(1 for _ in module.walk()) - 1
+
+
+def _pipeline(spec: str) -> list[ModulePass]:
+    if not spec:
+        return []
+    available = dict(get_all_passes())
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    for name, factory in xdsl_passes().items():
+        available.setdefault(name, factory)
+    return list(PassPipeline.parse_spec(available, spec).passes)
+
+
+def time_row(row: Row, module: ModuleOp, repeat: int) -> float:
+    """Best wall time of `row` on (a prepared clone of) `module`, in seconds."""
+    ctx = make_context()
+    prepared = module.clone()
+    for p in _pipeline(row.prepare):
+        p.apply(ctx, prepared)
+    passes = _pipeline(row.name)
+    best = float("inf")
+    for _ in range(repeat):
+        work = prepared.clone()
+        gc.collect()
+        gc.disable()
+        start = time.perf_counter()
+        for p in passes:
+            p.apply(ctx, work)
+        best = min(best, time.perf_counter() - start)
+        gc.enable()
+    return best
+
+
+def run(sizes: Sequence[int], repeat: int, only: Sequence[str] = ()) -> list[str]:
+    rows = [r for r in ROWS if not only or r.name in only]
+    modules = {n: make_module(n) for n in sizes}
+    counts = {n: count_ops(m) for n, m in modules.items()}
+    times: dict[str, dict[int, float]] = {}
+    for row in [*rows, REFERENCE]:
+        times[row.name] = {n: time_row(row, modules[n], repeat) for n in sizes}
+    head = " | ".join(f"ms/1k @{counts[n]:,}" for n in sizes)
+    lines = [
+        f"| pass | {head} | growth {sizes[-2]:,}->{sizes[-1]:,} | x canonicalize @{sizes[-1]:,} |",
+        "|" + "---|" * (len(sizes) + 3),
+    ]
+    ref = times[REFERENCE.name]
+    for row in [*rows, REFERENCE]:
+        t = times[row.name]
+        per_k = " | ".join(f"{1000 * t[n] / counts[n] * 1000:.2f}" for n in sizes)
+        growth = t[sizes[-1]] / t[sizes[-2]] if len(sizes) > 1 else float("nan")
+        ratio = t[sizes[-1]] / ref[sizes[-1]]
+        lines.append(f"| {row.name} | {per_k} | {growth:.1f}x | {ratio:.2f}x |")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--only", action="append", default=[], help="a row to run (repeatable); default all"
+    )
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if len(sizes) < 2:
+        parser.error("give at least two sizes")
+    for line in run(sizes, args.repeat, args.only):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
