@@ -1,11 +1,17 @@
 """The numpy back end: run `pto` kernels on numpy arrays.
 
-`semantics` says what every op means (pure numpy functions); `interpreter` lowers a
-kernel once into a plan of closures over those functions and runs it.
+`semantics` says what every op means (pure numpy functions, the spec); `interpreter`
+lowers a kernel once into a plan of closures over those functions and runs it;
+`fastpaths` gives the same bits as a few semantics functions, faster.
 
 ```python
-from tileir.backends.numpy import run
-outputs = run(module, {"x": x})  # {"out": array}
+from tileir.backends.numpy import compile_kernel, random_inputs, run
+
+outputs = run(module, {"x": x})           # {"out": array}: outputs and in-out tensors
+plan = compile_kernel(module, "rope")     # lower once ...
+outputs = plan(inputs)                    # ... run many times
+inputs = random_inputs(module, seed=0)    # declared dtypes; ints in [0, 4)
+reference = run(module, inputs, vectorize=False)  # every loop iteration by iteration
 ```
 """
 

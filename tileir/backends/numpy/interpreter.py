@@ -1336,9 +1336,7 @@ def _batched_assemble(src: int, dst: int, offsets: _IndexList, rank: int) -> Ste
     return write
 
 
-def _windows_disjoint(
-    windows: Sequence[tuple[list[np.ndarray], tuple[np.ndarray, ...]]], n: int
-) -> bool:
+def _windows_disjoint(windows: Sequence[tuple[list[np.ndarray], tuple[np.ndarray, ...]]]) -> bool:
     """Whether the windows written by different iterations never overlap.
 
     `windows` holds, per assemble into one destination, its offsets and extents per dim
@@ -1348,13 +1346,13 @@ def _windows_disjoint(
     the batched run keeps the program order within an iteration.
     """
     return all(
-        any(_separated(oa[d], ea[d], ob[d], eb[d], n) for d in range(len(oa)))
+        any(_separated(oa[d], ea[d], ob[d], eb[d]) for d in range(len(oa)))
         for a, (oa, ea) in enumerate(windows)
         for ob, eb in windows[a:]
     )
 
 
-def _separated(oa: np.ndarray, ea: np.ndarray, ob: np.ndarray, eb: np.ndarray, n: int) -> bool:
+def _separated(oa: np.ndarray, ea: np.ndarray, ob: np.ndarray, eb: np.ndarray) -> bool:
     """In one dim: no window [ob_j, ob_j + eb_j) overlaps [oa_k, oa_k + ea_k) for j != k."""
     order = np.argsort(ob, kind="stable")
     sb, se, si = ob[order], eb[order], order
@@ -1489,7 +1487,7 @@ class _LoopBatcher:
             offs = [np.broadcast_to(np.asarray(o, dtype=np.int64), (n,)) for o in offsets(env)]
             ext = tuple(np.broadcast_to(np.asarray(e, dtype=np.int64), (n,)) for e in extents(env))
             by_dst.setdefault(id(env[dst]), []).append((offs, ext))
-        return all(_windows_disjoint(w, n) for w in by_dst.values())
+        return all(_windows_disjoint(w) for w in by_dst.values())
 
 
 def _defined_inside(v: SSAValue, loop: Operation) -> bool:
