@@ -19,7 +19,7 @@ later passes (`stitch`) see the iterations of a chunk side by side:
 - `pto.is_loop_begin` / `pto.is_loop_end` keep referring to the ORIGINAL loop: with
   static bounds they become the chunk loop's own `is_loop_begin` (first chunk, first
   copy) / `is_loop_end` (last chunk, last copy) or a constant `false`; with dynamic
-  bounds they become `arith.cmpi` (`index == lb`, `index + step >= ub`), which the numpy
+  bounds they become `arith.cmpi` (`index == lb`, `index >= ub - step`), which the numpy
   back end evaluates like any `arith` op.
 
 Options: `factors` overrides the unroll list of every selected loop (so it also unrolls
@@ -57,6 +57,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator
 
 from tileir.dialect.pto import (
     IsLoopBeginOp,
@@ -191,6 +192,9 @@ class _ChunkLoop:
     step: SSAValue
     first: bool | None
     last: bool | None
+    last_from: SSAValue | None = None
+    """Dynamic bounds: the index (copy index, or chunk start for `loop_unroll`) from
+    which on an iteration is the original loop's last."""
 
 
 def _scaled(ops: list[Operation], b: _Bounds, k: int) -> SSAValue:
@@ -202,7 +206,9 @@ def _scaled(ops: list[Operation], b: _Bounds, k: int) -> SSAValue:
     return mul.result
 
 
-def _plan(b: _Bounds, factors: list[int], ops: list[Operation]) -> list[_ChunkLoop]:
+def _plan(
+    b: _Bounds, factors: list[int], ops: list[Operation], chunked_body: bool
+) -> list[_ChunkLoop]:
     """The chunk loops, with the bound arithmetic they need appended to `ops`."""
     if b.static:
         assert b.c_lb is not None and b.c_ub is not None and b.c_step is not None
@@ -224,10 +230,20 @@ def _plan(b: _Bounds, factors: list[int], ops: list[Operation]) -> list[_ChunkLo
     rest: SSAValue = clamp.result
     start: SSAValue = b.lb
     plan = []
+    # i is the last index iff i + step >= ub; a loop_unroll chunk at j of length f is
+    # the last chunk iff j + f * step >= ub. Comparing with `ub - ...` keeps the copies
+    # free of index arithmetic other than their own index.
+    last_copy = arith.SubiOp(b.ub, b.step)
+    ops.append(last_copy)
     for f in factors:
         step = _scaled(ops, b, f)
+        last_from: SSAValue = last_copy.result
+        if chunked_body:
+            last_chunk = arith.SubiOp(b.ub, step)
+            ops.append(last_chunk)
+            last_from = last_chunk.result
         if f == 1:
-            plan.append(_ChunkLoop(1, start, b.ub, step, None, None))
+            plan.append(_ChunkLoop(1, start, b.ub, step, None, None, last_from))
             break
         cf = _const(ops, f)
         n = arith.FloorDivSIOp(rest, cf)
@@ -236,7 +252,7 @@ def _plan(b: _Bounds, factors: list[int], ops: list[Operation]) -> list[_ChunkLo
         end = arith.AddiOp(start, distance)
         left = arith.SubiOp(rest, covered)
         ops += [n, covered, distance, end, left]
-        plan.append(_ChunkLoop(f, start, end.result, step, None, None))
+        plan.append(_ChunkLoop(f, start, end.result, step, None, None, last_from))
         start, rest = end.result, left.result
     return plan
 
@@ -259,7 +275,6 @@ def _begin_end(
     j: SSAValue,
     index: SSAValue,
     b: _Bounds,
-    next_index: SSAValue | None,
     is_first_copy: bool,
     is_last_copy: bool,
     need: tuple[bool, bool],
@@ -279,8 +294,8 @@ def _begin_end(
             begin = _false(ops)
     if need[1]:
         if c.last is None:
-            assert next_index is not None
-            cmp = arith.CmpiOp(next_index, b.ub, "sge")
+            assert c.last_from is not None
+            cmp = arith.CmpiOp(index, c.last_from, "sge")
             ops.append(cmp)
             end = cmp.result
         elif c.last and is_last_copy:
@@ -298,10 +313,9 @@ def _fill_loop_body(loop: LoopOp, c: _ChunkLoop, b: _Bounds, j: SSAValue, block:
     index = loop.induction_var
     need = _loop_state_uses(body, index)
     offsets: list[Operation] = []
-    last = c.factor if need[1] and c.last is None else c.factor - 1
     # `k * step` for every copy, at the top of the chunk body: each copy then starts with
     # the `arith.addi` of its index, which is how `stitch` tells the copies apart.
-    scaled = [_scaled(offsets, b, k) for k in range(1, last + 1)]
+    scaled = [_scaled(offsets, b, k) for k in range(1, c.factor)]
     block.add_ops(offsets)
     for k in range(c.factor):
         ops: list[Operation] = []
@@ -311,12 +325,7 @@ def _fill_loop_body(loop: LoopOp, c: _ChunkLoop, b: _Bounds, j: SSAValue, block:
             ops.append(add)
             add.result.name_hint = index.name_hint
             idx = add.result
-        next_index = None
-        if need[1] and c.last is None:
-            nxt = arith.AddiOp(j, scaled[k])
-            ops.append(nxt)
-            next_index = nxt.result
-        begin, end = _begin_end(ops, c, j, idx, b, next_index, k == 0, k == c.factor - 1, need)
+        begin, end = _begin_end(ops, c, j, idx, b, k == 0, k == c.factor - 1, need)
         block.add_ops(ops)
         mapping: dict[SSAValue, SSAValue] = {index: idx}
         clones = [op.clone(mapping) for op in body.ops if not isinstance(op, YieldOp)]
@@ -333,12 +342,7 @@ def _fill_loop_unroll_body(
     need = _loop_state_uses(body, index)
     ops: list[Operation] = []
     length = _const(ops, c.factor)
-    next_chunk = None
-    if need[1] and c.last is None:
-        nxt = arith.AddiOp(j, _scaled(ops, b, c.factor))
-        ops.append(nxt)
-        next_chunk = nxt.result
-    begin, end = _begin_end(ops, c, j, j, b, next_chunk, True, True, need)
+    begin, end = _begin_end(ops, c, j, j, b, True, True, need)
     block.add_ops(ops)
     mapping: dict[SSAValue, SSAValue] = {index: j, loop.chunk_length: length}
     clones = [op.clone(mapping) for op in body.ops if not isinstance(op, YieldOp)]
@@ -366,7 +370,7 @@ class UnrollLoopPattern(RewritePattern):
     def factors_for(self, loop: LoopOp | LoopUnrollOp) -> list[int]:
         factors = normalize_unroll_list(self.factors) if self.factors else loop.factors
         if self.max_body_ops is not None and isinstance(loop, LoopOp):
-            size = sum(1 for op in loop.body.walk() if not isinstance(op, YieldOp))
+            size = sum(1 for op in loop.body.walk() if not op.has_trait(IsTerminator))
             factors = [f for f in factors if f == 1 or f * size <= self.max_body_ops]
         return factors
 
@@ -381,7 +385,7 @@ class UnrollLoopPattern(RewritePattern):
             return
         b = _Bounds.of(op)
         prologue: list[Operation] = []
-        plan = _plan(b, factors, prologue)
+        plan = _plan(b, factors, prologue, isinstance(op, LoopUnrollOp))
         rewriter.insert(prologue, InsertPoint.before(op))
         for c in plan:
             new, j = _new_chunk_loop(op, c)

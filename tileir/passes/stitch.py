@@ -654,9 +654,9 @@ def _wrap(ops: list[Operation], new_order: list[Operation], size: int, most: int
         if op.parent is not None:
             op.detach()
         block.add_op(op)
-    block.add_op(YieldOp(*escaping))
     for value, result in zip(escaping, stitch.outputs):
         value.replace_uses_with_if(result, lambda use: _top_in(use.operation, members) is None)
+    block.add_op(YieldOp(*escaping))
     return stitch
 
 

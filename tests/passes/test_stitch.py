@@ -1,0 +1,243 @@
+"""`stitch`: groups, the report, the runtime option, and that no group size and no
+interleaving changes what a program computes (numpy back end, bit for bit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from frontends.kernels import kernel_by_name
+from frontends.pypto import load_source
+from tileir.backends.numpy import run
+from tileir.dialect import pto
+from tileir.ir import make_context, parse_module
+from tileir.passes import stitch as stitch_module
+from tileir.passes.loop_unroll import LoopUnrollPass
+from tileir.passes.stitch import Access, StitchPass, stitch_report
+from tileir.testing import SemanticsMismatch, check_pass, modules, random_inputs, run_kernel
+
+ROWS13 = """
+pto.kernel @rows(%x: memref<13x64xf32>, %out: memref<13x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c13 = arith.constant 13 : index
+  pto.loop %i = %c0 to %c13 step %c1 name "rows" unroll [8, 4, 2, 1] {
+    %t = pto.view %x[%i, 0] : memref<13x64xf32> -> tensor<1x64xf32>
+    %r = pto.exp %t : tensor<1x64xf32>
+    pto.assemble %r into %out[%i, 0] : tensor<1x64xf32>, memref<13x64xf32>
+  }
+}
+"""
+
+ACCUMULATE = """
+pto.kernel @acc(%x: memref<11x8xf32>, %out: memref<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c11 = arith.constant 11 : index
+  %zero = arith.constant 0.0 : f32
+  %z = pto.full %zero : f32 -> tensor<1x8xf32>
+  %ws = pto.tensor "acc" : memref<1x8xf32>
+  pto.assemble %z into %ws[0, 0] : tensor<1x8xf32>, memref<1x8xf32>
+  pto.loop %i = %c0 to %c11 step %c1 name "acc" unroll [4, 1] {
+    %a = pto.view %ws[0, 0] : memref<1x8xf32> -> tensor<1x8xf32>
+    %t = pto.view %x[%i, 0] : memref<11x8xf32> -> tensor<1x8xf32>
+    %two = arith.constant 2.0 : f32
+    %a2 = pto.mul %a, %two : tensor<1x8xf32>, f32 -> tensor<1x8xf32>
+    %s = pto.add %a2, %t : tensor<1x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+    pto.assemble %s into %ws[0, 0] : tensor<1x8xf32>, memref<1x8xf32>
+  }
+  %r = pto.view %ws[0, 0] : memref<1x8xf32> -> tensor<1x8xf32>
+  pto.assemble %r into %out[0, 0] : tensor<1x8xf32>, memref<1x8xf32>
+}
+"""
+
+
+def _stitched(text: str, n: int, **options) -> object:
+    module = parse_module(text)
+    LoopUnrollPass().apply(make_context(), module)
+    StitchPass(max_functions=n, **options).apply(make_context(), module)
+    module.verify()
+    return module
+
+
+# --------------------------------------------------------------------------- groups
+
+
+def test_rows13_groups_and_report() -> None:
+    module = _stitched(ROWS13, 3)
+    report = stitch_report(module)
+    # chunk of 8 -> 3 + 3 + 2; chunk of 4 -> 3 + 1; the chunk of 1 is not grouped.
+    assert [g.size for g in report.groups] == [3, 3, 2, 3, 1]
+    assert [g.loop for g in report.groups] == ["rows_LoopUnroll8"] * 3 + ["rows_LoopUnroll4"] * 2
+    # One iteration produces a 1x64 f32 view and a 1x64 f32 exp: 2 x 256 B.
+    assert report.total_slot_bytes == 512
+    assert report.workspace_bytes == 512 * (3 + 1) * 1
+    assert stitch_report(module, parallelism=4).workspace_bytes == 512 * 4 * 4
+
+
+def test_stitch_ops_verify_their_sizes() -> None:
+    module = _stitched(ROWS13, 3)
+    for op in module.walk():
+        if isinstance(op, pto.StitchOp):
+            assert 1 <= op.size.value.data <= op.max_functions.value.data == 3
+
+
+def test_runtime_option_is_set_and_the_kernels_own_is_the_default() -> None:
+    module = _stitched(ROWS13, 5)
+    kernel = next(op for op in module.walk() if isinstance(op, pto.KernelOp))
+    runtime = kernel.jit_options.data["runtime_options"]
+    assert runtime.data["stitch_function_max_num"].value.data == 5
+
+    own = ROWS13.replace(
+        "%out: memref<13x64xf32>) {",
+        "%out: memref<13x64xf32>) attributes {jit_options = "
+        "{runtime_options = {stitch_function_max_num = 2 : i64}}} {",
+    )
+    module = parse_module(own)
+    LoopUnrollPass().apply(make_context(), module)
+    StitchPass().apply(make_context(), module)
+    assert [g.size for g in stitch_report(module).groups] == [2, 2, 2, 2, 2, 2]
+
+
+def test_default_group_size_is_pyptos() -> None:
+    module = parse_module(ROWS13)
+    LoopUnrollPass().apply(make_context(), module)
+    StitchPass().apply(make_context(), module)
+    assert [g.size for g in stitch_report(module).groups] == [8, 4]
+    assert stitch_report(module).max_functions == 128
+
+
+@pytest.mark.parametrize("bad", [0, 1025])
+def test_max_functions_out_of_range(bad: int) -> None:
+    with pytest.raises(ValueError, match="max-functions"):
+        StitchPass(max_functions=bad).apply(make_context(), parse_module(ROWS13))
+
+
+def test_report_option_prints(capsys) -> None:
+    module = parse_module(ROWS13)
+    LoopUnrollPass().apply(make_context(), module)
+    StitchPass(max_functions=4, report=True).apply(make_context(), module)
+    err = capsys.readouterr().err
+    assert "3 groups, sizes [4, 4, 4]" in err
+    assert "512 B/slot x (4 + 1) x 1 = 2560 B" in err
+
+
+# --------------------------------------------------------------------------- semantics
+
+
+def _accumulate_expected(x: np.ndarray) -> np.ndarray:
+    acc = np.zeros((1, 8), np.float32)
+    for row in x:
+        acc = acc * np.float32(2) + row[None]
+    return acc
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_loop_carried_state_any_group_size(n: int) -> None:
+    x = np.random.default_rng(n).standard_normal((11, 8)).astype(np.float32)
+    module = _stitched(ACCUMULATE, n)
+    np.testing.assert_array_equal(run(module, {"x": x})["out"], _accumulate_expected(x))
+
+
+def _workspace_order(module) -> dict[object, tuple[list[object], dict[object, int]]]:
+    """Per `pto.tensor` buffer: its writes in program order, and for each read how many
+    writes come before it. Equal before and after a pass means no read or write of the
+    loop-carried state moved across a write (reads may swap with reads)."""
+    order: dict[object, tuple[list[object], dict[object, int]]] = {}
+    for op in module.walk():
+        if isinstance(op, pto.AssembleOp) and isinstance(op.dst.owner, pto.TensorOp):
+            order.setdefault(op.dst, ([], {}))[0].append(op)
+        elif isinstance(op, pto.ViewOp) and isinstance(op.source.owner, pto.TensorOp):
+            writes, reads = order.setdefault(op.source, ([], {}))
+            reads[op] = len(writes)
+    return order
+
+
+def test_online_softmax_state_is_never_reordered() -> None:
+    seed = kernel_by_name("decode_attention")
+    module = load_source(seed.path.read_text(), str(seed.path))
+    LoopUnrollPass(factors=(4, 2)).apply(make_context(), module)
+    before = _workspace_order(module)
+    inputs = seed.make_inputs(np.random.default_rng(0))
+    reference = run(module, inputs, kernel=seed.kernel)
+    StitchPass(max_functions=4).apply(make_context(), module)
+    module.verify()
+    assert any(isinstance(op, pto.StitchOp) for op in module.walk())
+    # The ops are moved, not copied: the accumulators' reads and writes keep their order.
+    assert _workspace_order(module) == before
+    assert len(before) == 4  # q_3d, oi, li, mi
+    out = run(module, inputs, kernel=seed.kernel)
+    for name in seed.outputs:
+        np.testing.assert_array_equal(out[name].view(np.uint8), reference[name].view(np.uint8))
+
+
+def test_iterations_are_interleaved_where_legal() -> None:
+    module = _stitched(ROWS13, 8)
+    loop = next(op for op in module.walk() if isinstance(op, pto.LoopOp))
+    group = next(op for op in loop.body.block.ops if isinstance(op, pto.StitchOp))
+    names = [op.name for op in group.body.block.ops]
+    # Op p of iteration k goes with op p-1 of iteration k+1 (an iteration's first op is
+    # its `j + k` index), ties to the earlier iteration. By hand, with keys p + k:
+    # 0: view0 | 1: exp0 addi1 | 2: asm0 view1 addi2 | 3: exp1 view2 addi3 | 4: asm1 ...
+    v, e, a, i = "pto.view", "pto.exp", "pto.assemble", "arith.addi"
+    assert names[:11] == [v, e, i, a, v, i, e, v, i, a, e]
+
+
+# --------------------------------------------------------------------------- a planted bug
+
+
+def test_an_illegal_reorder_is_caught(monkeypatch) -> None:
+    """A stitch that believes every two windows disjoint moves iteration k+1's read of
+    the accumulator above iteration k's write; the semantic check must notice."""
+    monkeypatch.setattr(Access, "disjoint", lambda self, other: True)
+    module = parse_module(ACCUMULATE)
+    with pytest.raises(SemanticsMismatch):
+        check_pass([LoopUnrollPass(), StitchPass(max_functions=4)], module, n_inputs=1)
+
+
+# --------------------------------------------------------------------------- generated programs
+
+
+def _contexts(module) -> dict[object, tuple[object, ...]]:
+    """For each tile op, the settings in force (program order) of the kinds it uses."""
+    state: dict[str, object] = {}
+    out: dict[object, tuple[object, ...]] = {}
+    for op in module.walk():
+        kind = stitch_module._SETTINGS.get(type(op))
+        if kind is not None:
+            state[kind] = stitch_module._setting_key(op)
+        elif op.name.startswith("pto.") and not isinstance(op, stitch_module._STRUCTURE):
+            out[op] = tuple(state.get(k) for k in stitch_module._reads_of(op))
+    return out
+
+
+LOOPY = ("rows", "accumulate", "softmax", "cube")
+
+
+@given(modules(templates=LOOPY), st.sampled_from([(4, 2), (3,), (8, 3, 2)]))
+def test_results_do_not_depend_on_group_size(module, factors) -> None:
+    kernel = next(op for op in module.walk() if isinstance(op, pto.KernelOp)).sym_name.data
+    inputs = random_inputs(module, kernel, 0)
+    reference = run_kernel(module, kernel, inputs)
+    unrolled = module.clone()
+    LoopUnrollPass(factors=factors).apply(make_context(), unrolled)
+    contexts = _contexts(unrolled)
+    for n in range(1, 9):
+        work = unrolled.clone()
+        before = _contexts(work)
+        StitchPass(max_functions=n).apply(make_context(), work)
+        work.verify()
+        got = run_kernel(work, kernel, inputs)
+        for name, expected in reference.items():
+            assert np.array_equal(got[name].view(np.uint8), expected.view(np.uint8)), (n, name)
+        # Every op still runs under the tile shapes and label it had.
+        after = _contexts(work)
+        assert {op: after[op] for op in before if op in after} == before
+    assert contexts
+
+
+@given(modules(templates=LOOPY))
+def test_check_pass_through_unroll_and_stitch(module) -> None:
+    check_pass([LoopUnrollPass(factors=(4, 2)), StitchPass(max_functions=3)], module, n_inputs=2)
