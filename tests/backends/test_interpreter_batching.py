@@ -43,6 +43,30 @@ STEPS = {
         "    %v{n} = pto.div %v{p}, %s{n} : {t}, {c} -> {t}",
         lambda v, y: v / v.max(axis=1, keepdims=True),
     ),
+    "swap_halves": (
+        "%l{n} = pto.view %v{p}[0, 0] valid [%cur, {h}] : {t} -> {th}\n"
+        "    %r{n} = pto.view %v{p}[0, {h}] valid [%cur, {h}] : {t} -> {th}\n"
+        "    %v{n} = pto.concat dim 1, %r{n}, %l{n} : {th}, {th} -> {t}",
+        lambda v, y: np.concatenate([v[:, v.shape[1] // 2 :], v[:, : v.shape[1] // 2]], 1),
+    ),
+    "transpose_twice": (
+        "%u{n} = pto.transpose %v{p}, 0, 1 : {t} -> {tt}\n"
+        "    %e{n} = pto.exp %u{n} : {tt}\n"
+        "    %v{n} = pto.transpose %e{n}, 1, 0 : {tt} -> {t}",
+        lambda v, y: np.exp(v.astype(F64)).astype(F32),
+    ),
+    "reshape_sum": (
+        "%u{n} = pto.reshape %v{p} valid [%cur, 2, {h}] : {t} -> {t3}\n"
+        "    %s{n} = pto.sum %u{n}, 1 : {t3} -> {th}\n"
+        "    %v{n} = pto.concat dim 1, %s{n}, %s{n} : {th}, {th} -> {t}",
+        lambda v, y: np.tile(v.reshape(len(v), 2, -1).astype(F64).sum(axis=1).astype(F32), 2),
+    ),
+    "expand_max": (
+        "%s{n} = pto.amax %v{p}, 1 keepdim : {t} -> {c}\n"
+        "    %e{n} = pto.expand_clone %s{n} : {c} -> {t}\n"
+        "    %v{n} = pto.sub %v{p}, %e{n} : {t}, {t} -> {t}",
+        lambda v, y: v - v.max(axis=1, keepdims=True),
+    ),
     "bf16_round_trip": (
         '%b{n} = pto.cast %v{p} mode "rint" : {t} -> {tb}\n'
         "    %v{n} = pto.cast %b{n} : {tb} -> {t}",
@@ -53,10 +77,14 @@ STEPS = {
 
 def row_program(rows: int, cols: int, tile: int, steps: list[str]) -> str:
     t, c, tb = f"tensor<{tile}x{cols}xf32>", f"tensor<{tile}x1xf32>", f"tensor<{tile}x{cols}xbf16>"
+    h = cols // 2
+    th, tt = f"tensor<{tile}x{h}xf32>", f"tensor<{cols}x{tile}xf32>"
+    t3 = f"tensor<{tile}x2x{h}xf32>"
     m = f"memref<{rows}x{cols}xf32>"
     lines = []
     for n, name in enumerate(steps, start=1):
-        lines.append("    " + STEPS[name][0].format(n=n, p=n - 1, t=t, c=c, tb=tb))
+        step = STEPS[name][0].format(n=n, p=n - 1, t=t, c=c, tb=tb, h=h, th=th, tt=tt, t3=t3)
+        lines.append("    " + step)
     body = "\n".join(lines)
     return f"""
 pto.kernel @rows(%x: {m}, %y: {m}, %out: {m}) {{
