@@ -368,12 +368,12 @@ class Translator:
     def _poison_bound(self, stmt: ast.AST, reason: str) -> None:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                self.module_scope.vars[node.id] = Poison(reason.format(name=node.id))
+                self.module_scope.vars[node.id] = Poison(reason.replace("{name}", node.id))
             elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
-                self.module_scope.vars[node.name] = Poison(reason.format(name=node.name))
+                self.module_scope.vars[node.name] = Poison(reason.replace("{name}", node.name))
             elif isinstance(node, ast.alias):
                 name = (node.asname or node.name).split(".")[0]
-                self.module_scope.vars[name] = Poison(reason.format(name=name))
+                self.module_scope.vars[name] = Poison(reason.replace("{name}", name))
 
     def exec_module_stmt(self, stmt: ast.stmt) -> None:
         scope = self.module_scope
@@ -1320,7 +1320,11 @@ class Translator:
                     self.fail(v, "** in a dict literal needs a dict")
                 out.update(d)
             else:
-                out[self.eval(k, scope)] = self.eval(v, scope)
+                key = self.eval(k, scope)
+                try:
+                    out[key] = self.eval(v, scope)
+                except TypeError as e:
+                    self.fail(k, f"{describe(key)} cannot be a dict key ({e})")
         return out
 
     def expr_JoinedStr(self, node: ast.JoinedStr, scope: Scope) -> str:
