@@ -16,7 +16,7 @@ from tileir.ir import parse_module, print_module
 from tileir.testing import features, inputs_for, kernels, modules, random_inputs
 from tileir.testing.inputs import find_kernel
 
-COVERAGE_DRAWS = 500
+COVERAGE_DRAWS = 800
 """Fixed (not profile-scaled): the coverage guarantee is about this many draws."""
 
 REQUIRED = {
@@ -28,7 +28,7 @@ REQUIRED = {
             "neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu add sub mul div "
             "maximum minimum eq ne lt le gt ge full where sum amax amin matmul loop "
             "is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes "
-            "set_semantic_label"
+            "set_semantic_label pow gathermask topk gather index_select"
         ).split()
     ),
     "op:scf.if",

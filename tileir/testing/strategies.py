@@ -96,17 +96,19 @@ UNARY_FLOAT: tuple[type[pto.UnaryOp], ...] = (
 UNARY_INT: tuple[type[pto.UnaryOp], ...] = (pto.NegOp, pto.AbsOp, pto.ReluOp)
 NEEDS_NONNEGATIVE = (pto.SqrtOp, pto.RsqrtOp, pto.LogOp)
 """Applied to `abs(x)`: a chain of NaNs compares equal to anything a pass makes of it."""
+# sub first: it is in most real kernels (x - max, x*cos - y*sin) and the one binary op
+# whose operand order every rewrite can get wrong, so it gets hypothesis' first-choice bias.
 BINARY_FLOAT: tuple[type[pto.BinaryOp], ...] = (
-    pto.AddOp,
     pto.SubOp,
+    pto.AddOp,
     pto.MulOp,
     pto.DivOp,
     pto.MaximumOp,
     pto.MinimumOp,
 )
 BINARY_INT: tuple[type[pto.BinaryOp], ...] = (
-    pto.AddOp,
     pto.SubOp,
+    pto.AddOp,
     pto.MulOp,
     pto.MaximumOp,
     pto.MinimumOp,
@@ -123,8 +125,8 @@ REDUCES: tuple[type[pto.ReduceOp], ...] = (pto.SumOp, pto.AmaxOp, pto.AminOp)
 TO_INT_MODES = ("rint", "none", "round", "floor", "ceil", "trunc")
 
 STEP_KINDS = (
-    "unary",
     "binary",
+    "unary",
     "scalar",
     "where",
     "reduce",
@@ -137,10 +139,23 @@ STEP_KINDS = (
     "full",
     "matmul",
     "spill",
+    "pow",
+    "gathermask",
+    "topk",
+    "index",
 )
 """The kinds of op a chain step may add; `modules(steps=...)` restricts them."""
-STEP_WEIGHTS = {"unary": 4, "binary": 2, "scalar": 2, "cast": 2, "where": 2, "reduce": 2}
-"""Elementwise math is most of every real kernel, and has the most op kinds."""
+STEP_WEIGHTS = {
+    "unary": 6,
+    "binary": 3,
+    "cast": 3,
+    "scalar": 2,
+    "where": 2,
+    "reduce": 2,
+    "index": 2,
+}
+"""Roughly in proportion to how many ops / modes a kind covers, so that every op shows
+up in a few hundred programs."""
 
 
 @dataclass(frozen=True)
@@ -320,7 +335,8 @@ class _KernelGen:
         """A tile of a's dtype and rank that broadcasts with a to a's shape or larger."""
 
         def fits(t: _Tile) -> bool:
-            if t.dtype != a.dtype or len(t.shape) != len(a.shape):
+            # not a itself: `a - a` hides which operand is which
+            if t.value == a.value or t.dtype != a.dtype or len(t.shape) != len(a.shape):
                 return False
             out = pto.broadcast_shapes(a.shape, t.shape)
             return out is not None and _count(out) <= MAX_ELEMENTS
@@ -533,6 +549,77 @@ class _KernelGen:
         # tile is whole but no longer tied to the loop's tail rows.
         return _Tile(self.view(ws, a.shape, a.dtype), a.shape, a.dtype)
 
+    def _pow(self, pool: list[_Tile]) -> _Tile | None:
+        a = self.pick(pool, lambda t: t.is_float)
+        if a is None:
+            return None
+        b = self._partner(pool, a)
+        if b is None or self.draw(st.booleans()):
+            # a small integral exponent is defined for negative bases too
+            c = self.value(arith.ConstantOp(FloatAttr(self.draw(st.sampled_from((2.0, 3.0))), f32)))
+            return replace(a, value=self.value(pto.PowOp(a.value, c, _tensor(a.shape, a.dtype))))
+        shape = pto.broadcast_shapes(a.shape, b.shape)
+        assert shape is not None
+        base = self.value(pto.AbsOp(a.value))  # a negative base with a real exponent is NaN
+        value = self.value(pto.PowOp(base, b.value, _tensor(shape, a.dtype)))
+        return self._combine_meta(a, b, value, a.dtype)
+
+    def _gathermask(self, pool: list[_Tile]) -> _Tile | None:
+        a = self.pick(pool, lambda t: not t.partial and t.shape[-1] % 2 == 0)
+        if a is None:
+            return None
+        modes = [m for m in pto.GATHERMASK_MODES if a.shape[-1] % pto.GathermaskOp.stride(m) == 0]
+        mode = self.draw(st.sampled_from(modes))
+        shape = (*a.shape[:-1], a.shape[-1] // pto.GathermaskOp.stride(mode))
+        value = self.value(pto.GathermaskOp(a.value, mode, _tensor(shape, a.dtype)))
+        return _Tile(value, shape, a.dtype)
+
+    def topk(self, a: _Tile, dim: int) -> tuple[_Tile, _Tile]:
+        """The values and (i32) indices of a random top-k of `a` along `dim`."""
+        k = self.draw(st.integers(1, a.shape[dim]))
+        largest = self.draw(st.booleans())
+        shape = list(a.shape)
+        shape[dim] = k
+        op = pto.TopkOp(a.value, k, dim, largest, _tensor(shape, a.dtype), _tensor(shape, "i32"))
+        self.insert(op)
+        return (
+            _Tile(op.values, tuple(shape), a.dtype),
+            _Tile(op.indices, tuple(shape), "i32"),
+        )
+
+    def _topk(self, pool: list[_Tile]) -> _Tile | None:
+        a = self.pick(pool, lambda t: not t.partial)
+        if a is None:
+            return None
+        # PyPTO sorts along the last dim only; the back end takes any dim.
+        dim = (
+            len(a.shape) - 1 if not self.chance(4) else self.draw(st.integers(0, len(a.shape) - 1))
+        )
+        values, indices = self.topk(a, dim)
+        pool.append(indices)
+        return values
+
+    def _index(self, pool: list[_Tile]) -> _Tile | None:
+        """index_select or gather, with indices from a topk (always in range)."""
+        a = self.pick(pool, lambda t: not t.partial)
+        if a is None:
+            return None
+        dim = self.draw(st.integers(0, len(a.shape) - 1))
+        n = a.shape[dim]
+        if not self.draw(st.booleans()):
+            keys = self.input_tile((n,), self.draw(st.sampled_from(FLOAT_DTYPES)))
+            _, idx = self.topk(keys, 0)
+            shape = (*a.shape[:dim], idx.shape[0], *a.shape[dim + 1 :])
+            value = self.value(pto.IndexSelectOp(a.value, dim, idx.value, _tensor(shape, a.dtype)))
+            return _Tile(value, shape, a.dtype)
+        source = self.pick(
+            pool, lambda t: not t.partial and t.shape == a.shape and t.dtype == a.dtype
+        )
+        assert source is not None  # a itself
+        _, idx = self.topk(a, dim)
+        value = self.value(pto.GatherOp(source.value, dim, idx.value, _tensor(idx.shape, a.dtype)))
+        return _Tile(value, idx.shape, a.dtype)
+
     def chain(self, pool: list[_Tile], n: int | None = None) -> None:
         n = self.draw(st.integers(1, self.max_ops)) if n is None else n
         for _ in range(n):
@@ -702,7 +789,7 @@ class _KernelGen:
         dtype = self.draw(st.sampled_from(self.dtypes))
         cols = self.size()
         x, rows, tile_rows, dynamic = self.loop_input(dtype, cols)
-        combine = self.draw(st.sampled_from(BINARY_INT[:1] + BINARY_INT[3:]))  # add/max/min
+        combine = self.draw(st.sampled_from((pto.AddOp, pto.MaximumOp, pto.MinimumOp)))
         over_rows = self.draw(st.booleans())
         pre_init = self.draw(st.booleans())
         end_in_loop = self.draw(st.booleans())
