@@ -2003,8 +2003,17 @@ class Translator:
         # A tensor in memory is read whole first; the reshape of that copy needs no
         # `inplace` (it is what PyPTO's inplace reshape of a global tensor computes).
         inplace = bool(b["inplace"]) and not _is_mem(src)
-        x = self.tile(src, node)
         shape = self.mixed(b["shape"], node, "pypto.reshape shape")
+        if _is_mem(src) and (
+            DYNAMIC_INDEX in _shape(src.type) or any(isinstance(s, SSAValue) for s in shape)
+        ):
+            self.fail(
+                node,
+                "reshaping a tensor in memory with a dynamic shape is not supported: tileir "
+                "reads it into a tile first, and a dynamic reshape must be inplace (PyPTO "
+                "rule); view a tile of it and reshape that",
+            )
+        x = self.tile(src, node)
         ttype, _ = self.tensor_type(_elem(x.type), shape)
         try:
             infer.reshape(_shape(x.type), ttype.get_shape())

@@ -168,6 +168,12 @@ CASES = [
         "tensor slices with a step are not supported",
     ),
     (
+        "dynamic reshape of a tensor in memory",
+        None,
+        "pypto.reshape(",
+        "reshaping a tensor in memory with a dynamic shape is not supported",
+    ),
+    (
         "return from a pypto.frontend.function",
         "    y = _f(x)\n",
         "return",
@@ -182,21 +188,29 @@ CASES = [
 ]
 
 
-SCALAR_KERNEL = """\
+WHOLE_KERNELS = {
+    "scalar kernel parameter without a default": """\
 @pypto.frontend.jit
 def k(x: pypto.Tensor([N, D], pypto.DT_FP32), n: int):
     pass
-"""
+""",
+    "dynamic reshape of a tensor in memory": """\
+S = pypto.frontend.dynamic("S")
+@pypto.frontend.jit
+def k(x: pypto.Tensor([S, D], pypto.DT_FP32)):
+    y = pypto.reshape(x, [D, S], inplace=True)
+""",
+}
 
 
-def _source(body: str | None) -> str:
-    return PRELUDE + (HEADER + body if body is not None else SCALAR_KERNEL)
+def _source(body: str | None, name: str = "") -> str:
+    return PRELUDE + (HEADER + body if body is not None else WHOLE_KERNELS[name])
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_located_error(case: tuple[str, str | None, str, str]) -> None:
-    _, body, anchor, message = case
-    source = _source(body)
+    name, body, anchor, message = case
+    source = _source(body, name)
     with pytest.raises(TileirError) as info:
         load_source(source, "bad_kernel.py")
     first = str(info.value).splitlines()[0]

@@ -513,3 +513,23 @@ def test_scalar_parameters_take_their_defaults() -> None:
     assert k.names == ["x", "out"]
     muls = ops(k, pto.MulOp)
     assert len(muls) == 3 and all(m.rhs.owner.value.value.data == 0.5 for m in muls)
+
+
+def test_tensor_methods_call_the_pypto_functions() -> None:
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([8, 4], pypto.DT_FP32)):
+            t = pypto.view(x, [4, 8], [0, 0])
+            s = t.sum(-1, keepdim=True).expand_clone([4, 8])
+            u = (t.exp() - s).reshape([8, 4])
+            out.move(u.transpose(0, 1).transpose(0, 1))
+        """
+    )
+    (sum_op,) = ops(k, pto.SumOp)
+    assert shape(sum_op.result) == [4, 1] and sum_op.keepdim is not None
+    assert shape(ops(k, pto.ExpandCloneOp)[0].result) == [4, 8]
+    assert shape(ops(k, pto.ReshapeOp)[0].result) == [8, 4]
+    assert len(ops(k, pto.TransposeOp)) == 2
+    (move,) = ops(k, pto.AssembleOp)
+    assert move.dst is k.body.block.args[1]
