@@ -31,8 +31,9 @@ mlir-opt:
 run: setup
 	$(PY) examples/run_seed_kernels.py
 
+# The venv's bin goes first on PATH: tests and lit run `tileir-opt` / `tileir-run`.
 test: setup mlir-opt
-	$(BIN)/pytest -n auto -q
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -n auto -q
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -q tests/filecheck
 
 lint: setup
