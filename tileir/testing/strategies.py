@@ -18,9 +18,10 @@ def test_my_pass(module):
 What the programs contain (each kernel is one of these *templates*, chosen at random):
 
 - `block`: straight-line code on whole tensors: elementwise chains (tile-tile with
-  broadcasting, tile-scalar with the scalar on either side), compare + where,
+  broadcasting, tile-scalar with the scalar on either side, pow), compare + where,
   reductions (any dim, keepdim or not), casts with random rounding modes and
   saturation, reshape / transpose / concat / unsqueeze / expand_clone, full, matmul,
+  gathermask, topk, index_select / gather (indices from a topk, so always in range),
   spills through a workspace (write then read back), static tail views (`valid`).
 - `rows`: a `pto.loop` over row tiles of a tensor whose row count is static or a `?`
   dim (`memref.dim`), with a `valid` tail when the tile size does not divide it, a
@@ -523,8 +524,9 @@ class _KernelGen:
         m, k = (a.shape[1], a.shape[0]) if a_trans else a.shape
         n = self.size()
         b_trans = self.draw(st.booleans())
-        if b_trans:
-            self.insert(pto.SetCubeTileShapesOp([16, 16], [16, 16], [16, 16]))
+        if self.chance(3):
+            m0, k0, n0 = (self.draw(st.sampled_from((16, 32))) for _ in range(3))
+            self.insert(pto.SetCubeTileShapesOp([m0, m0], [k0, k0], [n0, n0]))
         b_shape = (n, k) if b_trans else (k, n)
         b = self.input_tile(b_shape, a.dtype)
         out_dtype = self.draw(st.sampled_from(("f32", a.dtype)))
@@ -627,7 +629,7 @@ class _KernelGen:
 
     # ---------------------------------------------------------------- outputs
 
-    def output(self, tile: _Tile, rows_total: SSAValue | int | None = None) -> None:
+    def output(self, tile: _Tile) -> None:
         """Assemble `tile` into a new output argument (at the loop's row offset when
         `tile` is a row tile)."""
         loop = self.loop
@@ -763,18 +765,15 @@ class _KernelGen:
         self.loop = None
 
     def template_cube(self) -> None:
-        kinds = ("matmul",) if "matmul" in self.steps else None
-        first = kinds[0] if kinds else None
+        """A matmul first (when allowed), then vector ops, on float tiles."""
+        first = "matmul" if "matmul" in self.steps else None
+        saved = self.dtypes
+        self.dtypes = tuple(d for d in saved if d in FLOAT_DTYPES) or FLOAT_DTYPES
         if self.draw(st.booleans()):
-            saved = self.dtypes
-            self.dtypes = tuple(d for d in saved if d in FLOAT_DTYPES) or FLOAT_DTYPES
             self.template_rows(first)
-            self.dtypes = saved
         else:
-            saved = self.dtypes
-            self.dtypes = tuple(d for d in saved if d in FLOAT_DTYPES) or FLOAT_DTYPES
             self.template_block_2d(first)
-            self.dtypes = saved
+        self.dtypes = saved
 
     def template_block_2d(self, first: str | None) -> None:
         dtype = self.draw(st.sampled_from(self.dtypes))
