@@ -12,6 +12,18 @@ builder, so only Python values come out of it; whatever it cannot evaluate (`imp
 torch`, `os.environ[...]`, classes) becomes a `Poison` that is an error only where a
 kernel uses it.
 
+Where PyPTO's tracing and tileir's IR differ, the frontend bridges:
+
+- a `pypto.loop` body is one region, so a value computed in it cannot be used after
+  it (state goes through `pypto.tensor` workspaces, as in PyPTO);
+- `if` on loop state becomes `scf.if`, whose results are the tiles assigned in both
+  branches;
+- PyPTO traces a `pypto.loop_unroll` body once per factor with the chunk length a
+  Python int; tileir traces it once with the length an index value, and only when
+  that fails (the body needs the length as an int) once per factor under
+  `scf.if %n == factor`;
+- a kernel argument or workspace used as a tile is read whole with a `pto.view`.
+
 Every op gets a `FileLineColLoc` of the source expression it came from, and every
 problem is a `TileirError` `file:line:col: error: ...` pointing into the kernel file.
 """
@@ -208,7 +220,8 @@ _SPECIAL_SIGS: dict[str, Callable[..., None]] = {
     "set_cube_tile_shapes": _sig_set_cube_tile_shapes,
     "set_semantic_label": _sig_set_semantic_label,
 }
-_SCALAR_FUNCS = {"min": "min", "max": "max", "ceildiv": "ceildiv"}
+_SCALAR_FUNCS = frozenset({"min", "max", "ceildiv"})
+"""`pypto.min(a, b)` and friends: Python ints fold, index values become arith ops."""
 
 
 # --------------------------------------------------------------------------- scopes
@@ -1414,7 +1427,7 @@ class Translator:
                 return dtypes.element_type(_elem(base.type))
             if attr == "dim":
                 return BoundMethod(base, "__rank__")
-            if attr in optable.BY_PYPTO or attr in ("move", "exp", "view"):
+            if attr in optable.BY_PYPTO or attr == "move":
                 return BoundMethod(base, attr)
             self.fail(node, f"tensors have no supported attribute `{attr}`")
         if isinstance(base, dtypes.ElementType):
@@ -1821,7 +1834,7 @@ class Translator:
         if path in (("loop",), ("loop_unroll",)):
             self.fail(node, f"pypto.{path[0]}() is only supported as the iterable of a `for`")
         if len(path) == 1 and path[0] in _SCALAR_FUNCS:
-            return self.scalar_func(_SCALAR_FUNCS[path[0]], args, kwargs, node)
+            return self.scalar_func(path[0], args, kwargs, node)
         name = path[-1] if path else "pypto"
         spec = optable.BY_PYPTO.get(name) if len(path) == 1 else None
         if spec is None:
