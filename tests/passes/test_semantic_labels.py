@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
 
 from tileir.dialect import pto
 from tileir.ir import make_context, parse_module, print_module
@@ -14,7 +15,7 @@ from tileir.passes.semantic_labels import (
 )
 from tileir.passes.stages import kernels, stages
 from tileir.passes.vc_split import VCSplitPass
-from tileir.testing import check_pass
+from tileir.testing import check_pass, modules
 
 
 def _labelled(text: str):
@@ -192,3 +193,28 @@ def test_derive_label_quant_and_dequant() -> None:
         "linear",
         "dequant",
     ]
+
+
+def _later_passes() -> list:
+    from tileir.passes import get_all_passes
+
+    found = []
+    for name in ("loop-unroll", "stitch"):
+        try:
+            found.append(get_all_passes()[name]()())
+        except (KeyError, ImportError):
+            pass
+    return found
+
+
+@given(module=modules(templates=["rows", "cube", "accumulate"]))
+def test_labels_survive_the_later_passes(module) -> None:
+    """Labels given before loop-unroll and stitch are still there after them: every
+    stage they create carries a label and no op is left outside a stage."""
+    later = _later_passes()
+    if not later:
+        pytest.skip("loop-unroll / stitch are not available")
+    ctx = make_context()
+    for p in [VCSplitPass(), SemanticLabelsPass(), *later]:
+        p.apply(ctx, module)
+        assert check_labels(module) == [], p.name

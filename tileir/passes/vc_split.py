@@ -33,31 +33,36 @@ Before:
 pto.loop %i = %c0 to %c4 step %c1 {
   %x = pto.view %in[%i, 0] : memref<32x64xf32> -> tensor<8x64xf32>
   %y = pto.exp %x : tensor<8x64xf32>
-  %z = pto.matmul %y, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %wt = pto.view %w[0, 0] : memref<64x32xf32> -> tensor<64x32xf32>
+  %z = pto.matmul %y, %wt : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
   pto.assemble %z into %out[%i, 0] : tensor<8x32xf32>, memref<32x32xf32>
 }
 ```
 
-After (`flow_pattern = "V1,C1,V1"` on the kernel):
+After (and `flow_pattern = "V1,C1,V1"` on the kernel; the shapes are derived for A2):
 
 ```mlir
 pto.loop %i = %c0 to %c4 step %c1 {
-  %y = pto.stage "vector" tile array<i64: 8, 64> {
+  %y = pto.stage "vector" tile [8, 64] {
     %x = pto.view %in[%i, 0] : memref<32x64xf32> -> tensor<8x64xf32>
-    %y = pto.exp %x : tensor<8x64xf32>
-    pto.yield %y : tensor<8x64xf32>
+    %y_1 = pto.exp %x : tensor<8x64xf32>
+    pto.yield %y_1 : tensor<8x64xf32>
   } -> tensor<8x64xf32>
-  %z = pto.stage "cube" cube array<i64: 16, 16, 64, 64, 32, 32> {
-    %y2 = pto.transfer %y from "vector" to "cube" : tensor<8x64xf32>
-    %z = pto.matmul %y2, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
-    pto.yield %z : tensor<8x32xf32>
+  %z = pto.stage "cube" cube [16, 16, 64, 64, 32, 32] {
+    %y_2 = pto.transfer %y from "vector" to "cube" : tensor<8x64xf32>
+    %wt = pto.view %w[0, 0] : memref<64x32xf32> -> tensor<64x32xf32>
+    %z_1 = pto.matmul %y_2, %wt : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+    pto.yield %z_1 : tensor<8x32xf32>
   } -> tensor<8x32xf32>
-  pto.stage "vector" tile array<i64: 8, 32> {
-    %z2 = pto.transfer %z from "cube" to "vector" : tensor<8x32xf32>
-    pto.assemble %z2 into %out[%i, 0] : tensor<8x32xf32>, memref<32x32xf32>
+  pto.stage "vector" tile [8, 32] {
+    %z_2 = pto.transfer %z from "cube" to "vector" : tensor<8x32xf32>
+    pto.assemble %z_2 into %out[%i, 0] : tensor<8x32xf32>, memref<32x32xf32>
+    pto.yield
   }
 }
 ```
+
+`cube [m0, m1, k0, k1, n0, n1]` holds the [L0, L1] pairs of `set_cube_tile_shapes`.
 """
 
 from __future__ import annotations
