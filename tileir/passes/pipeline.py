@@ -2,21 +2,21 @@
 
 Order, and why:
 
-1. `canonicalize`, `cse` - fold the frontend's index arithmetic so later passes see
-   constants;
-2. `inplace-reshape` - decided per reshape on the user's program, before copies exist;
-3. `vc-split`, `semantic-labels` - stages (and their labels) are formed on one iteration,
+1. `inplace-reshape` - decided per reshape on the user's program, before copies exist;
+2. `vc-split`, `semantic-labels` - stages (and their labels) are formed on one iteration,
    so that unrolling then copies whole stages and `stitch` can interleave iteration k's
    Cube stage with iteration k+1's Vector stage;
-4. `loop-unroll` - only loops that carry an `unroll_list` (the user asked PyPTO to unroll
+3. `loop-unroll` - only loops that carry an `unroll_list` (the user asked PyPTO to unroll
    them, so the explicit form is what PyPTO would compile anyway); no factors are
    invented: PyPTO's cost model made a one-row loop slower when unrolled, and fewer,
    larger tiles are what make kernels faster;
-5. `canonicalize`, `cse` - fold the unrolled index arithmetic (`j + 1`, ...);
-6. `stitch` - groups of at most `max-functions` iterations (default: the kernel's own
+4. `stitch` - groups of at most `max-functions` iterations (default: the kernel's own
    `stitch_function_max_num`, else PyPTO's 128, so PyPTO's runtime behaviour does not
    change unless asked);
-7. `dce`.
+5. `canonicalize`, `cse`, `dce` - once, at the end: they fold the unrolled index
+   arithmetic (`j + 1` ...) and drop what is dead; settings and memory writes have
+   effects and stay. Running them earlier as well would only cost time (xDSL's cse and
+   the verifier dominate the pipeline's run time).
 
 The IR is verified after every pass (a failure names the pass it followed). Options of
 the passes are options of the pipeline: `default{unroll-factors=4,2,1 max-functions=8}`;
@@ -97,7 +97,7 @@ class DefaultPipelinePass(ModulePass):
     """Run loop-unroll and stitch at all."""
 
     def passes(self) -> list[ModulePass]:
-        steps: list[ModulePass] = [CanonicalizePass(), CommonSubexpressionElimination()]
+        steps: list[ModulePass] = []
         for name in ("inplace-reshape", "vc-split", "semantic-labels"):
             cls = _optional(name)
             if cls is not None:
@@ -105,11 +105,9 @@ class DefaultPipelinePass(ModulePass):
         if self.unroll:
             steps += [
                 LoopUnrollPass(self.unroll_factors, self.unroll_max_body_ops, self.unroll_loops),
-                CanonicalizePass(),
-                CommonSubexpressionElimination(),
                 StitchPass(self.max_functions, self.interleave),
             ]
-        steps.append(DeadCodeElimination())
+        steps += [CanonicalizePass(), CommonSubexpressionElimination(), DeadCodeElimination()]
         return steps
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

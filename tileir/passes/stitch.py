@@ -74,7 +74,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
+from xdsl.traits import IsTerminator, MemoryEffectKind, NoMemoryEffect, get_effects
 
 from tileir.dialect.dtypes import BY_MLIR
 from tileir.dialect.pto import (
@@ -239,45 +239,74 @@ def _conditional(op: Operation, top: Operation) -> bool:
     return False
 
 
+_OP_CLASS: dict[type[Operation], str] = {}
+"""Per op class, how `_effects_of` treats it (computed once per class: the traits
+are the same for every instance)."""
+
+
+def _op_class(op: Operation) -> str:
+    t = type(op)
+    c = _OP_CLASS.get(t)
+    if c is None:
+        if t in _SETTINGS:
+            c = "setting"
+        elif t is ViewOp:
+            c = "view"
+        elif t is AssembleOp:
+            c = "assemble"
+        elif t is TensorOp:
+            c = "alloc"
+        elif op.has_trait(IsTerminator) or op.has_trait(NoMemoryEffect):
+            c = "none"
+        else:
+            c = "query"  # ask the op instance (or its contents, for region ops)
+        if t.name.startswith("pto.") and not issubclass(t, _STRUCTURE):
+            c += "+tile"
+        _OP_CLASS[t] = c
+    return c
+
+
 def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
     fx = _Effects()
     definite: set[str] = set()
-    for op in top.walk():
-        kind = _SETTINGS.get(type(op))
-        if kind is not None:
+    for op in top.walk() if top.regions else (top,):
+        c = _op_class(op)
+        if c == "setting":
+            kind = _SETTINGS[type(op)]
             if _conditional(op, top):
                 fx.writes[kind] = None
             else:
                 fx.writes[kind] = _setting_key(op)
                 definite.add(kind)
             continue
-        if op.name.startswith("pto.") and not isinstance(op, _STRUCTURE):
+        if c.endswith("+tile"):
             fx.reads.update(k for k in _reads_of(op) if k not in definite)
-        if isinstance(op, ViewOp):
+            c = c[:-5]
+        if c == "none":
+            continue
+        if c == "view":
+            assert isinstance(op, ViewOp)
             if isinstance(op.source.type, MemRefType):
                 shape = op.result.type.get_shape()
                 fx.accesses.append(
                     Access(op.source, False, _window(forms, op.mixed_offsets, shape))
                 )
-            continue
-        if isinstance(op, AssembleOp):
+        elif c == "assemble":
+            assert isinstance(op, AssembleOp)
             shape = op.src.type.get_shape()
             fx.accesses.append(Access(op.dst, True, _window(forms, op.mixed_offsets, shape)))
-            continue
-        if isinstance(op, TensorOp):
-            fx.accesses.append(Access(op.result, True, None))
-            continue
-        if op.regions or op.has_trait(IsTerminator):
-            continue  # region ops act through their contents, walked here too
-        effects = get_effects(op)
-        if effects is None:
-            fx.barrier = True
-            continue
-        for e in effects:
-            if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
-                fx.accesses.append(Access(e.value, e.kind != MemoryEffectKind.READ, None))
-            else:
+        elif c == "alloc":
+            fx.accesses.append(Access(op.results[0], True, None))
+        elif not op.regions:  # region ops act through their contents, walked here too
+            effects = get_effects(op)
+            if effects is None:
                 fx.barrier = True
+                continue
+            for e in effects:
+                if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
+                    fx.accesses.append(Access(e.value, e.kind != MemoryEffectKind.READ, None))
+                else:
+                    fx.barrier = True
     return fx
 
 
