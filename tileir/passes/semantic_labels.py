@@ -61,7 +61,7 @@ from xdsl.passes import ModulePass
 
 from tileir.diagnostics import TileirError, location_of
 from tileir.dialect import pto
-from tileir.passes.stages import enclosing_stage, is_container, kernels, op_unit, walk_ops
+from tileir.passes.stages import enclosing_stage, kernels, op_unit, walk_ops
 
 LABELLED_ATTR = "labelled"
 
@@ -270,27 +270,24 @@ def check_labels(module: Operation) -> list[str]:
     a label, or an op with a unit that sits outside every stage (so it has no label).
     Each problem names the op and, when known, its source location."""
     problems: list[str] = []
+
+    def report(op: Operation, what: str) -> None:
+        where = location_of(op)
+        problems.append(f"{where}: {what}" if where else what)
+
     for kernel in kernels(module):
         if LABELLED_ATTR not in kernel.attributes:
             continue
+        name = kernel.sym_name.data
         for op in walk_ops(kernel):
-            where = location_of(op)
-            prefix = f"{where}: " if where else ""
             if isinstance(op, pto.StageOp):
                 if op.label is None:
-                    problems.append(
-                        f"{prefix}a {op.unit.data} stage in @{kernel.sym_name.data} has no "
-                        "semantic label"
-                    )
-            elif (
-                not is_container(op)
-                and not isinstance(op, pto.YieldOp)
-                and op_unit(op) is not None
-                and enclosing_stage(op) is None
-            ):
-                problems.append(
-                    f"{prefix}'{op.name}' in @{kernel.sym_name.data} is outside every stage, "
-                    "so it has lost its semantic label"
+                    report(op, f"a {op.unit.data} stage in @{name} has no semantic label")
+            elif not op.regions and op_unit(op) is not None and enclosing_stage(op) is None:
+                report(
+                    op,
+                    f"'{op.name}' in @{name} is outside every stage, so it has lost its "
+                    "semantic label",
                 )
     return problems
 
