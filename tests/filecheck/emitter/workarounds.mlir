@@ -28,7 +28,7 @@ pto.kernel @fixes(%x: memref<6x64xf32>, %out: memref<6x64xf32>, %red: memref<6x1
 }
 
 // CHECK:      def tileir_erf(x):
-// CHECK:          return pypto.mul(pypto.sign(x), pypto.sub(1.0, tail))
+// CHECK:          return pypto.mul(pypto.sign(x), pypto.add(pypto.neg(tail), 1.0))
 // CHECK:      def tileir_sigmoid(x):
 // CHECK-NEXT:     """
 // CHECK-NEXT:     sigmoid

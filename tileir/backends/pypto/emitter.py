@@ -136,7 +136,7 @@ HELPERS: dict[str, list[str]] = {
         "    poly = pypto.add(pypto.mul(poly, t), -0.284496736)",
         "    poly = pypto.add(pypto.mul(poly, t), 0.254829592)",
         "    tail = pypto.mul(pypto.mul(poly, t), pypto.exp(pypto.neg(pypto.mul(x, x))))",
-        "    return pypto.mul(pypto.sign(x), pypto.sub(1.0, tail))",
+        "    return pypto.mul(pypto.sign(x), pypto.add(pypto.neg(tail), 1.0))",
     ],
     "sigmoid": [
         "def tileir_sigmoid(x):",
