@@ -12,7 +12,8 @@ back end adds: interpretation, copies of tiles, valid-shape bookkeeping and the 
 cast routines. `--check` also runs every loop iteration by iteration and asserts the
 same bits, and compares with the hand-written result.
 
-Times are the best of `--repeat` runs (the plan is compiled once, outside the timing).
+Times are the best of `--repeat` runs (the plan is compiled once, outside the timing);
+`ratio` divides the best times, `median` the median times.
 BLAS runs on one thread (unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say otherwise):
 on a shared machine a multi-threaded BLAS makes small matmuls vary by 100x run to run.
 """
@@ -25,6 +26,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -104,7 +106,7 @@ pto.kernel @rope(%x: {x_t}, %cos: {cs_t}, %sin: {cs_t}, %out: {x_t}) {{
         y = xf * cos.astype(F32)[:, None, :] + rot * sin.astype(F32)[:, None, :]
         return {"out": y.astype(BF16)}
 
-    return Workload("RoPE S=4096 N=32 D=128 bf16", ir, inputs, by_hand)
+    return Workload(f"RoPE S={s} N={n} D={d} bf16", ir, inputs, by_hand)
 
 
 # --------------------------------------------------------------------------- GELU
@@ -327,22 +329,22 @@ pto.kernel @decode_attention(%q: memref<{heads}x{d}xbf16>, %k: memref<{s2}x{d}xb
         assert o is not None and lsum is not None
         return {"out": o / lsum}
 
-    return Workload(f"decode attention S2={s2} (online softmax)", ir, inputs, by_hand)
+    return Workload(f"decode attention S2={s2} H={heads} D={d}", ir, inputs, by_hand)
 
 
 # --------------------------------------------------------------------------- driver
 
 
-def _best_of(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Best time of each function; the runs are interleaved, so that a busy machine
+def _times(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """All run times of each function; the runs are interleaved, so that a busy machine
     slows both sides alike."""
-    best = [float("inf")] * len(fns)
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for k, fn in enumerate(fns):
             t0 = time.perf_counter()
             fn()
-            best[k] = min(best[k], time.perf_counter() - t0)
-    return best
+            times[k].append(time.perf_counter() - t0)
+    return times
 
 
 def main() -> None:
@@ -362,7 +364,7 @@ def main() -> None:
         ]
     else:
         workloads = [rope(), gelu(), linear(), attention()]
-    print(f"{'workload':<42} {'back end':>10} {'by hand':>10} {'ratio':>7}  batched")
+    print(f"{'workload':<42} {'back end':>10} {'by hand':>10} {'ratio':>6} {'median':>7}  batched")
     for w in workloads:
         plan = compile_kernel(parse_module(w.ir, w.name))
         got = plan(w.inputs)
@@ -375,13 +377,15 @@ def main() -> None:
             for name, arr in got.items():
                 diff = np.max(np.abs(arr.astype(F64) - expected[name].astype(F64)))
                 print(f"  {w.name}: {name} max |back end - by hand| = {diff:.3g}")
-        t_backend, t_hand = _best_of(
+        t_backend, t_hand = _times(
             [lambda: plan(w.inputs), lambda: w.by_hand(**w.inputs)],  # noqa: B023
             args.repeat,
         )
+        best = min(t_backend) / min(t_hand)
+        median = statistics.median(t_backend) / statistics.median(t_hand)
         print(
-            f"{w.name:<42} {t_backend * 1e3:>8.1f}ms {t_hand * 1e3:>8.1f}ms "
-            f"{t_backend / t_hand:>7.2f}  {'yes' if batched else 'no'}"
+            f"{w.name:<42} {min(t_backend) * 1e3:>8.1f}ms {min(t_hand) * 1e3:>8.1f}ms "
+            f"{best:>6.2f} {median:>7.2f}  {'yes' if batched else 'no'}"
         )
 
 
