@@ -12,7 +12,8 @@ back end calls them directly and falls back to `semantics` for everything else:
   infinity and round subnormals the IEEE way, as `semantics.round_to_dtype` does;
 - float32 `+ - * /`, `maximum`, `minimum` and comparisons on float32 operands: the ufunc
   on the arrays themselves (a float32 scalar is the RNE rounding of the double);
-- `view` of a window that is fully valid and inside its source: a plain copy; `assemble`
+- `view` of a window that is fully valid and inside its source: a plain copy, or no copy
+  at all of memory that nothing writes (read-only kernel inputs); `assemble`
   of a fully valid tile inside its destination: a plain slice assignment;
 - float32 transcendentals (`exp`, `log`, `sqrt`, `rsqrt`, `reciprocal`, `tanh`,
   `sigmoid`) and reductions (`sum`, `amax`, `amin`): the same float64 expression as the
@@ -179,16 +180,19 @@ def read_window(
     offsets: tuple[int, ...],
     shape: tuple[int, ...],
     valid_shape: tuple[int, ...] | None = None,
+    share: bool = False,
 ) -> np.ndarray:
     """`semantics.read_window`; a fully valid window inside `src` is a plain copy (no
-    zero fill needed)."""
+    zero fill needed), or with `share` (for memory nothing writes while the tile
+    lives) the window itself."""
     if (valid_shape is None or valid_shape == shape) and len(offsets) == src.ndim == len(shape):
         region = []
         for o, n, size in zip(offsets, shape, src.shape):
             if o < 0 or o + n > size:
                 return semantics.read_window(src, offsets, shape, valid_shape)
             region.append(slice(o, o + n))
-        return src[tuple(region)].copy()
+        window = src[tuple(region)]
+        return window if share else window.copy()
     return semantics.read_window(src, offsets, shape, valid_shape)
 
 

@@ -173,6 +173,8 @@ class _Compiler:
         self.batch = False
         self.vectorize = True
         """Whether independent loops may run batched (False: the reference path)."""
+        self.read_only: set[SSAValue] = set()
+        """Memrefs no op writes (kernel inputs never assembled into)."""
         self.batchers: list[_LoopBatcher] = []
         self.loop_slots: dict[Operation, tuple[int, int]] = {}
         """loop op -> (slot of its (lb, ub, step), slot of its chunk length or -1)."""
@@ -477,11 +479,15 @@ def _view(c: _Compiler, op: Operation) -> Step:
         if c.batch:
             return _batched_memory_view(src, r, offsets, valid_of, shape_of)
 
+        # Tiles are never written in place, so a window of memory that nothing writes
+        # (a read-only kernel input) can be used without a copy.
+        share = op.source in c.read_only
+
         def read(env: Env) -> None:
             shape = shape_of(env)
             valid = valid_of(env) if valid_of.present else None
             env[r] = (
-                fastpaths.read_window(env[src], offsets(env), shape, valid),
+                fastpaths.read_window(env[src], offsets(env), shape, valid, share),
                 _normalize_valid(valid, shape),
             )
 
@@ -1539,6 +1545,7 @@ class Plan:
         self.inputs = [n for n in self.arg_names if n not in self.outputs]
         """Arguments never written: required inputs."""
         c = _Compiler()
+        c.read_only = {a for a in args if a not in written}
         self._arg_slots = [c.slot(a) for a in args]
         c.vectorize = vectorize
         self._body = c.block(kernel.body.block)
