@@ -229,3 +229,14 @@ def test_reduction_fast_path(name, dim, keepdim):
             got = fastpaths.reduction(name)(a, dim, keepdim)
             want = getattr(semantics, name)(a, dim, keepdim)
         same_bits(got.ravel(), want.ravel())
+
+
+def test_read_window_can_share_a_read_only_source():
+    src = np.arange(48, dtype=F32).reshape(6, 8)
+    src.flags.writeable = False
+    shared = fastpaths.read_window(src, (1, 2), (2, 3), None, share=True)
+    assert np.shares_memory(shared, src) and not shared.flags.writeable
+    same_bits(shared.ravel(), semantics.read_window(src, (1, 2), (2, 3)).ravel())
+    # a tail window still needs its zero fill: a fresh array
+    tail = fastpaths.read_window(src, (5, 0), (2, 8), (1, 8), share=True)
+    assert not np.shares_memory(tail, src)
