@@ -471,6 +471,22 @@ def _whole_tensor_read(op: Operation) -> bool:
     return len(uses) == 1 and uses[0].operation is op.next_op
 
 
+def _trace_time(op: Operation | None) -> bool:
+    """A comparison PyPTO evaluates while tracing: of `pypto.loop_unroll` chunk lengths
+    (Python ints, one trace per factor) and constants."""
+    if not isinstance(op, arith.CmpiOp):
+        return False
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp):
+            continue
+        parent = v.block.parent_op() if not isinstance(owner, Operation) else None
+        if isinstance(parent, pto.LoopUnrollOp) and v is parent.chunk_length:
+            continue
+        return False
+    return True
+
+
 @dataclass
 class _KernelWriter:
     kernel: pto.KernelOp
@@ -566,7 +582,10 @@ class _KernelWriter:
         index = self.index_expr(op)
         if index is not None:
             result = op.results[0]
-            if isinstance(op, memref.DimOp | tensor.DimOp | pto.IsLoopBeginOp | pto.IsLoopEndOp):
+            if isinstance(
+                op,
+                memref.DimOp | tensor.DimOp | pto.IsLoopBeginOp | pto.IsLoopEndOp | arith.CmpiOp,
+            ):
                 # Reads of fixed facts, written where used (the frontend reads sizes once).
                 self.exprs[result] = index
             else:
@@ -757,11 +776,12 @@ class _KernelWriter:
 
     def if_(self, op: scf.IfOp, depth: int) -> None:
         cond = op.cond.owner
-        if not isinstance(cond, pto.IsLoopBeginOp | pto.IsLoopEndOp):
+        if not (isinstance(cond, pto.IsLoopBeginOp | pto.IsLoopEndOp) or _trace_time(cond)):
             raise error_at(
                 op,
                 "the PyPTO emitter can only write `if` on pypto.is_loop_begin / "
-                "is_loop_end (PyPTO 0.2.0 rejects other conditions inside a jit kernel)",
+                "is_loop_end or on a pypto.loop_unroll chunk length (PyPTO 0.2.0 rejects "
+                "other conditions inside a jit kernel)",
             )
         results = [self.define(r) for r in op.results]
         self.line(depth, f"if {self.use(op.cond)}:")
