@@ -201,7 +201,40 @@ class _Compiler:
             step = r(self, op)
             if step is not None:
                 steps.append((step, op))
-        return _sequence(steps)
+        return _sequence(self._free_dead_tiles(block, steps))
+
+    def _free_dead_tiles(
+        self, block: Block, steps: list[tuple[Step, Operation]]
+    ) -> list[tuple[Step, Operation]]:
+        """Drop each tile computed in `block` from the environment after its last use in
+        the block, as Python frees a temporary: on large tiles this keeps the memory the
+        run holds (and the fresh pages it touches) close to what hand-written numpy
+        needs."""
+        last_use: dict[SSAValue, Operation] = {}
+        for op in block.ops:
+            for user in op.walk():
+                for v in user.operands:
+                    last_use[v] = op
+        kept = {v for v in (block.last_op.operands if block.last_op else ())}
+        out: list[tuple[Step, Operation]] = []
+        dying: dict[Operation, list[int]] = {}
+        for _, op in steps:
+            for v in op.results:
+                if isinstance(v.type, TensorType) and v not in kept:
+                    dying.setdefault(last_use.get(v, op), []).append(self.slot(v))
+        for step, op in steps:
+            dead = tuple(dying.get(op, ()))
+            out.append((_then_free(step, dead) if dead else step, op))
+        return out
+
+
+def _then_free(step: Step, dead: tuple[int, ...]) -> Step:
+    def run(env: Env) -> None:
+        step(env)
+        for s in dead:
+            env[s] = None
+
+    return run
 
 
 def _sequence(steps: Sequence[tuple[Step, Operation]]) -> Step:
