@@ -47,6 +47,12 @@ frontend reads the call back as the op (`HELPER_OPS`):
   ones tensor of the full tile shape and fails (`DIVOpError`) when the valid shape is
   smaller; `reciprocal(1 + exp(-x))` has no such tensor and is exact to 1 ulp.
 
+An `if` is written only on `pypto.is_loop_begin / is_loop_end` (written in the `if`
+itself, as PyPTO requires) or on a comparison of `pypto.loop_unroll` chunk lengths with
+constants (Python ints while PyPTO traces each factor); any other condition, such as
+the `arith.cmpi` that `loop-unroll` makes of `is_loop_begin` on a loop with dynamic
+bounds, is a located error: PyPTO 0.2.0 has no run-time `if` inside a kernel.
+
 Not worked around: `pypto.concat` of tail tiles drops the valid shape, and assembling
 the result then fails; kernels must re-window it with `pypto.view(..., valid_shape=)`
 themselves (the seed kernels do), because the emitter cannot always name the valid
