@@ -322,7 +322,44 @@ def describe(v: Any) -> str:
         return "None"
     if isinstance(v, str):
         return f"the string {v!r}"
-    return f"{type(v).__name__} {v!r}"
+    if isinstance(v, list | tuple):
+        return f"{type(v).__name__} {_short(v)}"
+    if isinstance(v, int | float | bool | dict | range):
+        return f"{type(v).__name__} {v!r}"
+    return _short(v)
+
+
+def _short(v: Any) -> str:
+    """A value inside a container, in source-like spelling."""
+    if isinstance(v, list):
+        return "[" + ", ".join(_short(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_short(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if _is_tile(v):
+        return f"<tile {_fmt_shape(_shape(v.type))} {_elem(v.type)}>"
+    if _is_mem(v):
+        return f"<tensor {_fmt_shape(_shape(v.type))} {_elem(v.type)}>"
+    if _is_index(v):
+        return "<index>"
+    if _is_cond(v):
+        return "<condition>"
+    if isinstance(v, dtypes.ElementType):
+        return f"pypto.{v.pypto}"
+    if isinstance(v, PyptoRef):
+        return v.dotted
+    if isinstance(v, TensorSpec):
+        return f"pypto.Tensor({_short(list(v.shape))}, pypto.{v.dtype.pypto})"
+    if isinstance(v, Dynamic):
+        return f"pypto.frontend.dynamic({v.name!r})"
+    if isinstance(v, Helper | KernelDef):
+        return f"{v.node.name}()"
+    if isinstance(v, BoundMethod):
+        return f"<tensor method {v.name}>"
+    if isinstance(v, SafeModule):
+        return v.name
+    if isinstance(v, int | float | bool | str | type(None) | dict | range):
+        return repr(v)
+    return f"<{type(v).__name__}>"
 
 
 class Translator:
@@ -795,8 +832,11 @@ class Translator:
         self.fail(node, f"{what} must be a tensor, got {describe(v)}")
 
     def tensor_type(
-        self, elem: Attribute, shape: Sequence[int | SSAValue]
+        self, elem: Attribute, shape: Sequence[int | SSAValue], node: ast.AST
     ) -> tuple[TensorType, list[SSAValue]]:
+        bad = [s for s in shape if isinstance(s, int) and s <= 0]
+        if bad:
+            self.fail(node, f"shape {_short(list(shape))} has a size <= 0 ({bad[0]})")
         static = [s if isinstance(s, int) else DYNAMIC_INDEX for s in shape]
         return TensorType(elem, static), [s for s in shape if isinstance(s, SSAValue)]
 
@@ -928,6 +968,7 @@ class Translator:
             ttype, sizes = self.tensor_type(
                 t.get_element_type(),
                 self.shape_of(dst, target),
+                target,
             )
             src = self.emit(
                 pto.FullOp(self.scalar(src, t.get_element_type(), target), ttype, sizes=sizes),
@@ -1455,10 +1496,12 @@ class Translator:
         key = self.resolve(key, node.slice)
         if _is_ssa(key):
             self.fail(node.slice, f"cannot index a Python value with {describe(key)}")
+        if not isinstance(base, list | tuple | dict | str | range):
+            self.fail(node, f"cannot index {describe(base)}")
         try:
             return base[key]
         except (TypeError, IndexError, KeyError) as e:
-            self.fail(node, f"{type(e).__name__}: {e}")
+            self.fail(node, f"cannot index {describe(base)} with {describe(key)} ({e})")
 
     def tensor_subscript(self, base: SSAValue, node: ast.Subscript, scope: Scope) -> SSAValue:
         """`x[a:b, :]` is `pypto.view(x, [b - a, ...], [a, 0, ...])`; an integer index
@@ -1596,10 +1639,14 @@ class Translator:
                 return self.emit(pto.NegOp(self.tile(v, node)), node).results[0]
             if _is_index(v):
                 return self.binop("-", 0, v, node)
-            return self.py_op(operator.neg, v, node=node)
+            if not isinstance(v, int | float):
+                self.fail(node, f"unary - is not supported on {describe(v)}")
+            return -v
         if isinstance(node.op, ast.UAdd):
             return v
-        return self.py_op(operator.invert, v, node=node)
+        if not isinstance(v, int):
+            self.fail(node, f"unary ~ is not supported on {describe(v)}")
+        return ~v
 
     def py_op(self, fn: Callable[..., Any], *args: Any, node: ast.AST) -> Any:
         try:
@@ -1630,7 +1677,14 @@ class Translator:
             self.fail(
                 node, f"operator {sym} is not supported on {describe(left)} and {describe(right)}"
             )
-        return self.py_op(_PY_BINOPS[sym], left, right, node=node)
+        try:
+            return _PY_BINOPS[sym](left, right)
+        except TypeError:
+            self.fail(
+                node, f"operator {sym} is not supported on {describe(left)} and {describe(right)}"
+            )
+        except Exception as e:
+            self.fail(node, f"{type(e).__name__}: {e}")
 
     def expr_Compare(self, node: ast.Compare, scope: Scope) -> Any:
         left = self.resolve(self.eval(node.left, scope), node.left)
@@ -1662,7 +1716,10 @@ class Translator:
             return self.emit(arith.CmpiOp(a, b, _CMPI[sym]), node).results[0]
         if _is_ssa(left) or _is_ssa(right):
             self.fail(node, f"`{sym}` is not supported on {describe(left)} and {describe(right)}")
-        return self.py_op(_PY_CMPOPS[sym], left, right, node=node)
+        try:
+            return _PY_CMPOPS[sym](left, right)
+        except TypeError:
+            self.fail(node, f"`{sym}` is not supported on {describe(left)} and {describe(right)}")
 
     # --- calls
 
@@ -1709,7 +1766,14 @@ class Translator:
                 )
             if callee is len and any(_is_tile(a) or _is_mem(a) for a in resolved):
                 self.fail(node, "len() of a tensor is not supported; use len(x.shape)")
-            return self.py_op(lambda: callee(*resolved, **kwargs), node=node)
+            try:
+                return callee(*resolved, **kwargs)
+            except (TypeError, ValueError) as e:
+                name = getattr(callee, "__name__", "the function")
+                given = ", ".join(describe(a) for a in resolved)
+                self.fail(node, f"{name}() cannot take {given or 'these arguments'}: {e}")
+            except Exception as e:
+                self.fail(node, f"{type(e).__name__}: {e}")
         self.fail(node, f"{describe(callee)} is not callable")
 
     def bind(
@@ -1945,6 +2009,8 @@ class Translator:
 
     def call_tensor(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
         shape = self.static_ints(b["shape"], node, "pypto.tensor shape")
+        if not shape or any(d <= 0 for d in shape):
+            self.fail(node, f"pypto.tensor shape {shape} needs sizes > 0")
         if b["dtype"] is None:
             self.fail(node, "pypto.tensor needs a dtype")
         elem = self.dtype(b["dtype"], node)
@@ -1982,7 +2048,7 @@ class Translator:
         )
         if valid is not None and len(valid) != rank:
             self.fail(node, f"valid_shape has {len(valid)} entries for a rank-{rank} view")
-        ttype, sizes = self.tensor_type(_elem(src.type), shape)
+        ttype, sizes = self.tensor_type(_elem(src.type), shape, node)
         return self.emit(
             pto.ViewOp(src, offsets, ttype, valid_shape=valid, sizes=sizes), node
         ).results[0]
@@ -2027,7 +2093,7 @@ class Translator:
                 "rule); view a tile of it and reshape that",
             )
         x = self.tile(src, node)
-        ttype, _ = self.tensor_type(_elem(x.type), shape)
+        ttype, _ = self.tensor_type(_elem(x.type), self.infer_minus_one(x, shape, node), node)
         try:
             infer.reshape(_shape(x.type), ttype.get_shape())
         except infer.ShapeError as e:
@@ -2040,6 +2106,23 @@ class Translator:
         return self.emit(pto.ReshapeOp(x, ttype, valid_shape=valid, inplace=inplace), node).results[
             0
         ]
+
+    def infer_minus_one(
+        self, x: SSAValue, shape: list[int | SSAValue], node: ast.AST
+    ) -> list[int | SSAValue]:
+        """One `-1` in a reshape's shape is whatever size keeps the element count."""
+        if shape.count(-1) == 0:
+            return shape
+        known = [s for s in shape if s != -1]
+        total = 1
+        for s in _shape(x.type):
+            total = total * s if s != DYNAMIC_INDEX else -1
+        if shape.count(-1) > 1 or total < 0 or not all(isinstance(s, int) for s in known):
+            self.fail(node, "a -1 in a reshape needs static sizes and only one -1")
+        rest = math.prod(known)  # type: ignore[arg-type]
+        if rest <= 0 or total % rest:
+            self.fail(node, f"cannot reshape {_fmt_shape(_shape(x.type))} to {_short(shape)}")
+        return [total // rest if s == -1 else s for s in shape]
 
     def call_transpose(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
         x = self.tile(b["input"], node)
@@ -2082,6 +2165,8 @@ class Translator:
             self.fail(node, "pypto.expand_clone valid_shape= is not supported")
         x = self.tile(b["input"], node)
         target = self.static_ints(b["shape"], node, "pypto.expand_clone shape")
+        if any(d <= 0 for d in target):
+            self.fail(node, f"pypto.expand_clone shape {target} needs sizes > 0")
         try:
             shape = infer.expand(_shape(x.type), target)
         except infer.ShapeError as e:
@@ -2130,7 +2215,7 @@ class Translator:
         if not (_is_number(value) or _is_index(value)):
             self.fail(node, f"pypto.full fill_value must be a number, got {describe(value)}")
         scalar = self.scalar(value, elem.mlir, node)
-        ttype, sizes = self.tensor_type(elem.mlir, shape)
+        ttype, sizes = self.tensor_type(elem.mlir, shape, node)
         valid = (
             None if b["valid_shape"] is None else self.mixed(b["valid_shape"], node, "valid_shape")
         )

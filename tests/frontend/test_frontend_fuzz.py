@@ -4,6 +4,7 @@ located `TileirError` (`file:line:col: error: ...`), never another exception."""
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from pathlib import Path
 
@@ -22,21 +23,64 @@ FILES = sorted(DATA.glob("*.py")) + sorted(
 # needs the same input for the same choices.
 SOURCES = {p.name: p.read_text() for p in FILES}
 REPLACEMENTS = [0, 1, -1, 3, 7, 0.5, "x", None, True, [1, 2], [0], (), {"k": 1}]
+WRAPPERS = [
+    "pypto.exp(HOLE)",
+    "pypto.sum(HOLE, 0)",
+    "pypto.amax(HOLE, -1, keepdim=True)",
+    "pypto.view(HOLE, [1, 1], [0, 0])",
+    "pypto.reshape(HOLE, [-1])",
+    "pypto.cast(HOLE, pypto.DT_INT8)",
+    "pypto.matmul(HOLE, HOLE, pypto.DT_FP32)",
+    "pypto.transpose(HOLE, 0, 5)",
+    "pypto.concat([HOLE, HOLE], 9)",
+    "pypto.full(HOLE, 1.0, pypto.DT_FP32)",
+    "pypto.topk(HOLE, 100)",
+    "pypto.gather(HOLE, 0, HOLE)",
+    "pypto.where(HOLE, HOLE, 0.0)",
+    "HOLE[0]",
+    "HOLE[1:, ::1]",
+    "HOLE.shape",
+    "-HOLE",
+    "HOLE // 0",
+    "HOLE * HOLE",
+    "[HOLE] * 3",
+    "pypto.min(HOLE, 3)",
+    "pypto.is_loop_begin(HOLE)",
+]
 LOCATED = re.compile(r"^fuzz\.py(:\d+:\d+)?: error: .+")
+
+
+def _replace(tree: ast.AST, old: ast.expr, new: ast.expr) -> None:
+    ast.copy_location(new, old)
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+            elif isinstance(value, list) and any(v is old for v in value):
+                value[[id(v) for v in value].index(id(old))] = new
 
 
 def _mutate(tree: ast.Module, data: st.DataObject) -> ast.Module:
     nodes = [n for n in ast.walk(tree) if isinstance(n, ast.expr | ast.stmt)]
     target = data.draw(st.sampled_from(nodes), label="node")
-    kind = data.draw(st.sampled_from(["replace", "drop-arg", "drop-stmt", "swap-args"]))
+    kind = data.draw(
+        st.sampled_from(["replace", "drop-arg", "drop-stmt", "swap-args", "rename", "wrap"])
+    )
+    if kind == "rename" and isinstance(target, ast.Name):
+        names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+        target.id = data.draw(st.sampled_from(names), label="name")
+    elif kind == "wrap" and isinstance(target, ast.expr):
+        wrapper = data.draw(st.sampled_from(WRAPPERS), label="wrapper")
+        hole = target
+
+        class Fill(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                return copy.deepcopy(hole) if n.id == "HOLE" else n
+
+        _replace(tree, target, Fill().visit(ast.parse(wrapper, mode="eval").body))
     if kind == "replace" and isinstance(target, ast.expr):
         new = ast.parse(repr(data.draw(st.sampled_from(REPLACEMENTS))), mode="eval").body
-        for parent in ast.walk(tree):
-            for field, value in ast.iter_fields(parent):
-                if value is target:
-                    setattr(parent, field, ast.copy_location(new, target))
-                elif isinstance(value, list) and target in value:
-                    value[value.index(target)] = ast.copy_location(new, target)
+        _replace(tree, target, new)
     elif kind in ("drop-arg", "swap-args") and isinstance(target, ast.Call) and target.args:
         if kind == "drop-arg":
             target.args.pop(data.draw(st.integers(0, len(target.args) - 1)))
