@@ -250,8 +250,9 @@ class _Return(Exception):
 
 
 class _LoopControl(Exception):
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, node: ast.stmt):
         self.kind = kind
+        self.node = node
 
 
 @dataclass
@@ -698,6 +699,8 @@ class Translator:
         except _Return as r:
             if r.value is not None:
                 self.fail(node, "kernels return nothing")
+        except _LoopControl as c:
+            self.fail(c.node, f"`{c.kind}` outside a loop")
         finally:
             self.builder = None
             self.frames = []
@@ -894,9 +897,13 @@ class Translator:
 
     def stmt_AugAssign(self, stmt: ast.AugAssign, scope: Scope) -> None:
         target = stmt.target
-        if not isinstance(target, ast.Name):
-            self.fail(target, "augmented assignment is only supported on names")
-        left = self.eval(ast.copy_location(ast.Name(target.id, ast.Load()), target), scope)
+        if not isinstance(target, ast.Name | ast.Subscript):
+            self.fail(target, "augmented assignment is only supported on names and slices")
+        if isinstance(target, ast.Name):
+            load: ast.expr = ast.Name(target.id, ast.Load())
+        else:  # `acc[:] += v`: read the slice, compute, write it back
+            load = ast.Subscript(target.value, target.slice, ast.Load())
+        left = self.eval(ast.copy_location(load, target), scope)
         right = self.eval(stmt.value, scope)
         value = self.binop(_BINOPS[type(stmt.op)], left, right, stmt)
         self.assign(target, value, scope, stmt)
@@ -1039,10 +1046,10 @@ class Translator:
         self.fail(stmt, "`while` loops are not supported; use `for ... in pypto.loop(...)`")
 
     def stmt_Break(self, stmt: ast.Break, scope: Scope) -> None:
-        raise _LoopControl("break")
+        raise _LoopControl("break", stmt)
 
     def stmt_Continue(self, stmt: ast.Continue, scope: Scope) -> None:
-        raise _LoopControl("continue")
+        raise _LoopControl("continue", stmt)
 
     def stmt_Import(self, stmt: ast.Import, scope: Scope) -> None:
         self.fail(stmt, "imports inside a kernel are not supported; import at module level")
@@ -1109,7 +1116,9 @@ class Translator:
         try:
             yield
         except _LoopControl as c:
-            raise self.error(None, f"`{c.kind}` inside pypto.loop or a runtime `if`") from None
+            raise self.error(
+                c.node, f"`{c.kind}` inside pypto.loop or a runtime `if` is not supported"
+            ) from None
         finally:
             self.open_blocks.pop()
             # A closed block is not built into again (a rebuilt one starts empty), so
@@ -1848,6 +1857,8 @@ class Translator:
             self.exec_body(fn.body, scope)
         except _Return as r:
             return r.value
+        except _LoopControl as c:
+            self.fail(c.node, f"`{c.kind}` outside a loop")
         finally:
             self.frames.pop()
         return None

@@ -174,6 +174,18 @@ CASES = [
         "reshaping a tensor in memory with a dynamic shape is not supported",
     ),
     (
+        "break in a pypto.loop",
+        "    for i in pypto.loop(N):\n        break\n",
+        "break",
+        "`break` inside pypto.loop or a runtime `if` is not supported",
+    ),
+    (
+        "continue outside a loop",
+        "    continue\n",
+        "continue",
+        "`continue` outside a loop",
+    ),
+    (
         "return from a pypto.frontend.function",
         "    y = _f(x)\n",
         "return",

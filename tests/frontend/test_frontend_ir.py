@@ -533,3 +533,22 @@ def test_tensor_methods_call_the_pypto_functions() -> None:
     assert len(ops(k, pto.TransposeOp)) == 2
     (move,) = ops(k, pto.AssembleOp)
     assert move.dst is k.body.block.args[1]
+
+
+def test_augmented_assignment_into_memory() -> None:
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+            out[:] = x
+            for i in pypto.loop(3):
+                out[:, 4:] *= 2.0
+        """
+    )
+    (loop,) = ops(k, pto.LoopOp)
+    read, mul, write = [op for op in loop.body.block.ops if not isinstance(op, arith.ConstantOp)][
+        :3
+    ]
+    assert isinstance(read, pto.ViewOp) and read.static_offsets.get_values() == (0, 4)
+    assert isinstance(mul, pto.MulOp) and mul.lhs is read.result
+    assert isinstance(write, pto.AssembleOp) and write.static_offsets.get_values() == (0, 4)
