@@ -356,7 +356,7 @@ def _inline(op: pto.StageOp | pto.StitchOp) -> None:
 class _RankState:
     user: tuple[int, ...] | None
     """The vector tile shape the program set last (inserted shapes do not count)."""
-    current: tuple[int, ...] | None
+    current: tuple | None
     """The shape in force; `_UNKNOWN` where paths disagree, None before any."""
 
 
@@ -379,8 +379,8 @@ def _fix_ranks(block: Block, state: _RankState) -> _RankState:
             end = _fix_ranks(body, _RankState(state.user, state.current))
             if end.current != state.current:
                 # A later trace of the body starts where the previous one ended.
-                _fix_ranks(body, _RankState(end.user, _UNKNOWN))  # type: ignore[arg-type]
-                state = _RankState(end.user, _UNKNOWN)  # type: ignore[arg-type]
+                _fix_ranks(body, _RankState(end.user, _UNKNOWN))
+                state = _RankState(end.user, _UNKNOWN)
             else:
                 state = end
             continue
@@ -389,7 +389,7 @@ def _fix_ranks(block: Block, state: _RankState) -> _RankState:
             if len(ends) == 1:
                 ends.append(state)
             same = ends[0].current == ends[1].current
-            state = _RankState(ends[0].user, ends[0].current if same else _UNKNOWN)  # type: ignore[arg-type]
+            state = _RankState(ends[0].user, ends[0].current if same else _UNKNOWN)
             continue
         if isinstance(op, _RANK_EXEMPT) or not _is_tile_op(op):
             continue
