@@ -194,11 +194,22 @@ def pystr(text: str) -> str:
     return json.dumps(text)
 
 
-def pyfloat(value: float) -> str:
-    """A Python literal for a float, including infinities and NaN."""
-    if math.isfinite(value):
-        return repr(value)
-    return f'float("{value}")'
+def pyfloat(value: float, type: Attribute | None = None) -> str:
+    """A Python literal for a float, including infinities and NaN. A value of a narrow
+    float `type` that it holds exactly is written in the shortest form that rounds back
+    to it at that precision (`1e-06`, not `9.999999974752427e-07`)."""
+    if not math.isfinite(value):
+        return f'float("{value}")'
+    if type is not None:
+        try:
+            scalar = element_type(type).numpy.type
+        except (KeyError, TileirError):
+            scalar = None
+        if scalar is not None and float(scalar(value)) == value:
+            short = str(scalar(value))
+            if float(scalar(float(short))) == value:
+                return short if any(c in short for c in ".en") else f"{short}.0"
+    return repr(value)
 
 
 def dtype_expr(attr: Attribute) -> str:
@@ -530,7 +541,7 @@ class _KernelWriter:
         if isinstance(op, arith.ConstantOp):
             attr = op.value
             if isinstance(attr, FloatAttr):
-                return pyfloat(float(attr.value.data))
+                return pyfloat(float(attr.value.data), attr.type)
             if isinstance(attr, IntegerAttr):
                 if attr.type == IntegerType(1):
                     return "True" if attr.value.data else "False"
