@@ -52,3 +52,33 @@ def test_sk03_and_rope_b_flow_patterns() -> None:
             kernel = next(k for k in kernels(module) if k.sym_name.data == seed.kernel)
             patterns[seed.name] = flow_pattern(kernel)
     assert patterns == {"linear_projection": "V2,C1,V1", "rope_interleave": "V1"}
+
+
+EXPECTED_LABELS = {
+    # The user's labels where the kernel sets them (SK-03 sets rmsnorm / linear / post;
+    # the gamma cast before the loop has none and is derived).
+    "linear_projection": ["cast", "rmsnorm", "linear", "post"],
+    # Derived by the rule table from what each stage computes.
+    "rope_interleave": ["rope"],
+    "rope_half_split": ["rope"],
+    "rope_rotate_half": ["rope"],
+    "rms_norm_rope": ["cast", "rmsnorm-rope"],
+    "gelu_tanh": ["gelu"],
+    "gelu_erf": ["gelu"],
+    "mean": ["reduce"],
+    "type_as": ["cast"],
+    "embedding_gather": ["gather"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_LABELS))
+def test_seed_kernel_labels(name: str) -> None:
+    seed = next(k for k in SEED_KERNELS if k.name == name)
+    module = _load(seed)
+    ctx = make_context()
+    VCSplitPass().apply(ctx, module)
+    SemanticLabelsPass().apply(ctx, module)
+    kernel = next(k for k in kernels(module) if k.sym_name.data == seed.kernel)
+    from tileir.passes.stages import stages
+
+    assert [s.label.data for s in stages(kernel)] == EXPECTED_LABELS[name]

@@ -20,7 +20,7 @@ Rule table (`RULES`): the *pattern* rules that match are joined with `-` in tabl
 | `rmsnorm`    | pattern  | `sum` and `rsqrt` (or `sqrt`)                               |
 | `rope`       | pattern  | two `mul`s, an `add`, a `sub` or `neg`, and a `concat`, `gathermask` or `transpose` |
 | `softmax`    | pattern  | `exp` and `sum` (or `maximum`: the online-softmax update)   |
-| `gelu`       | pattern  | `erf`, or `tanh` and `mul`                                  |
+| `gelu`       | pattern  | `erf`, or `tanh` and `mul`, or (PyPTO 0.2.0 has neither: they are composed) `exp`, `div` and four `mul`s without a `sum` |
 | `quant`      | pattern  | a `cast` to i8                                              |
 | `dequant`    | pattern  | a `cast` from i32                                           |
 | `gating`     | fallback | `topk`                                                      |
@@ -181,7 +181,15 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule("softmax", "pattern", lambda f: _has(f, "exp") and _any(f, "sum", "maximum")),
-    Rule("gelu", "pattern", lambda f: _has(f, "erf") or _has(f, "tanh", "mul")),
+    Rule(
+        "gelu",
+        "pattern",
+        lambda f: (
+            _has(f, "erf")
+            or _has(f, "tanh", "mul")
+            or (_has(f, "exp", "div") and f.ops["pto.mul"] >= 4 and not _has(f, "sum"))
+        ),
+    ),
     Rule("quant", "pattern", lambda f: "i8" in f.casts_to),
     Rule("dequant", "pattern", lambda f: "i32" in f.casts_from),
     Rule("gating", "fallback", lambda f: _has(f, "topk")),
