@@ -27,22 +27,22 @@ from tileir.diagnostics import TileirError, verify_located
 __all__ = ["PyptoFrontend", "load_file", "load_function", "load_source"]
 
 
-def load_source(text: str, filename: str = "<string>") -> ModuleOp:
-    """All kernels of a kernel file's text, verified; errors are located `TileirError`s
-    (`file:line:col: error: ...`) pointing into `filename`."""
-    module = translate(text, filename)
+def load_source(text: str, filename: str = "<string>", kernel: str | None = None) -> ModuleOp:
+    """All kernels of a kernel file's text (or only `kernel`), verified; errors are
+    located `TileirError`s (`file:line:col: error: ...`) pointing into `filename`."""
+    module = translate(text, filename, only=kernel)
     verify_located(module)
     return module
 
 
-def load_file(path: str | Path) -> ModuleOp:
-    """All kernels of a kernel file."""
+def load_file(path: str | Path, kernel: str | None = None) -> ModuleOp:
+    """All kernels of a kernel file (or only `kernel`)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise TileirError(f"error: cannot read {path}: {e.strerror or e}") from None
-    return load_source(text, str(path))
+    return load_source(text, str(path), kernel)
 
 
 def load_function(fn: Callable[..., Any]) -> ModuleOp:

@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 
 from frontends import get_all_frontends
 from frontends.pypto import PyptoFrontend, load_file, load_function, load_source
+from tileir.diagnostics import TileirError
 from tileir.dialect import pto
 from tileir.dialect.pto import constant_index
 
@@ -552,3 +553,12 @@ def test_augmented_assignment_into_memory() -> None:
     assert isinstance(read, pto.ViewOp) and read.static_offsets.get_values() == (0, 4)
     assert isinstance(mul, pto.MulOp) and mul.lhs is read.result
     assert isinstance(write, pto.AssembleOp) and write.static_offsets.get_values() == (0, 4)
+
+
+def test_one_kernel_of_a_file() -> None:
+    module = load_file(DATA / "dynamic_rows.py", kernel="chunked_copy")
+    assert [k.sym_name.data for k in module.ops] == ["chunked_copy"]
+    with pytest.raises(TileirError, match="no @pypto.frontend.jit kernel named 'nope'"):
+        load_file(DATA / "dynamic_rows.py", kernel="nope")
+    with pytest.raises(TileirError, match="error: cannot read"):
+        load_file(DATA / "missing.py")
