@@ -62,7 +62,7 @@ def test_options_reach_the_passes() -> None:
     steps = DefaultPipelinePass(
         unroll_factors=(4, 2), unroll_loops=("rows",), max_functions=2, interleave=False
     ).passes()
-    assert LoopUnrollPass(factors=(4, 2), loops=("rows",)) in steps
+    assert LoopUnrollPass(factors=(4, 2), loops=("rows",), emittable=True) in steps
     assert StitchPass(max_functions=2, interleave=False) in steps
     names = [p.name for p in DefaultPipelinePass(unroll=False).passes()]
     assert "loop-unroll" not in names and "stitch" not in names
@@ -178,3 +178,40 @@ def test_cli_bad_option_is_one_clear_line() -> None:
     assert result.returncode != 0
     assert "max-functions=5000 must be in 1..1024" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+DYNAMIC_STATE = """
+pto.kernel @dyn(%x: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {dynamic_dims = {x = ["S"], out = ["S"]}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %S = memref.dim %x, %c0 : memref<?x8xf32>
+  pto.loop %i = %c0 to %S step %c1 name "d" unroll [2, 1] {
+    %b = pto.is_loop_begin %i
+    %t = pto.view %x[%i, 0] : memref<?x8xf32> -> tensor<1x8xf32>
+    scf.if %b {
+      pto.assemble %t into %out[0, 0] : tensor<1x8xf32>, memref<?x8xf32>
+    }
+    pto.assemble %t into %out[%i, 0] : tensor<1x8xf32>, memref<?x8xf32>
+  }
+}
+"""
+
+
+def test_default_leaves_pypto_what_the_emitter_cannot_write() -> None:
+    # Unrolled, this loop's is_loop_begin becomes `i == 0`, which PyPTO 0.2.0 cannot
+    # take as an `if` condition: the default pipeline keeps the loop (PyPTO unrolls it).
+    module = parse_module(DYNAMIC_STATE)
+    DefaultPipelinePass().apply(make_context(), module)
+    loops = [op for op in module.walk() if isinstance(op, pto.LoopOp)]
+    assert [(op.loop_name.data, op.factors) for op in loops] == [("d", [2, 1])]
+    result = _opt("-p", "default", "-t", "pypto", stdin=DYNAMIC_STATE)
+    assert result.returncode == 0, result.stderr
+    assert "unroll_list=[2, 1]" in result.stdout
+    # The plain pass still unrolls it, with comparisons the numpy back end runs.
+    module = parse_module(DYNAMIC_STATE)
+    LoopUnrollPass().apply(make_context(), module)
+    x = np.arange(40, dtype=np.float32).reshape(5, 8)
+    expected = x.copy()
+    expected[0] = x[0]
+    np.testing.assert_array_equal(run(module, {"x": x})["out"], expected)
+    assert _count(module, pto.LoopOp) == 2

@@ -24,7 +24,9 @@ later passes (`stitch`) see the iterations of a chunk side by side:
 
 Options: `factors` overrides the unroll list of every selected loop (so it also unrolls
 loops that had none); `max-body-ops` drops factors whose unrolled body would exceed that
-many ops (1 is always kept); `loops` selects loops by `name` (default: every loop).
+many ops (1 is always kept); `loops` selects loops by `name` (default: every loop);
+`emittable` leaves alone the loops whose explicit form the PyPTO emitter cannot write
+(dynamic bounds plus loop-state queries: PyPTO 0.2.0 accepts no `if` on a comparison).
 
 ```mlir
 // before (S = 13)
@@ -357,6 +359,7 @@ class UnrollLoopPattern(RewritePattern):
     factors: tuple[int, ...] | None = None
     max_body_ops: int | None = None
     loops: tuple[str, ...] | None = None
+    emittable: bool = False
 
     def selected(self, loop: Operation) -> bool:
         if not isinstance(loop, LoopOp | LoopUnrollOp):
@@ -384,6 +387,14 @@ class UnrollLoopPattern(RewritePattern):
             op.unroll_list = None
             return
         b = _Bounds.of(op)
+        if (
+            self.emittable
+            and not b.static
+            and any(_loop_state_uses(op.body.block, op.induction_var))
+        ):
+            # Index comparisons are the only way to say "first / last iteration" here,
+            # and PyPTO 0.2.0 rejects them as `if` conditions: leave the loop to PyPTO.
+            return
         prologue: list[Operation] = []
         plan = _plan(b, factors, prologue, isinstance(op, LoopUnrollOp))
         rewriter.insert(prologue, InsertPoint.before(op))
@@ -414,13 +425,17 @@ class LoopUnrollPass(ModulePass):
     loops: tuple[str, ...] | None = None
     """Only loops with these names (default: all)."""
 
+    emittable: bool = False
+    """Leave alone loops whose unrolled form PyPTO could not express: dynamic bounds
+    and an is_loop_begin / is_loop_end query (which would become `arith.cmpi`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.factors is not None:
             try:
                 normalize_unroll_list(self.factors)
             except ValueError as e:
                 raise ValueError(f"loop-unroll: option factors: {e}") from None
-        pattern = UnrollLoopPattern(self.factors, self.max_body_ops, self.loops)
+        pattern = UnrollLoopPattern(self.factors, self.max_body_ops, self.loops, self.emittable)
         # Innermost loops first, so an outer loop copies already-unrolled inner loops and
         # no chunk loop is ever unrolled again.
         for loop in reversed([o for o in op.walk() if pattern.selected(o)]):

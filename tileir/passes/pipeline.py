@@ -9,7 +9,8 @@ Order, and why:
 3. `loop-unroll` - only loops that carry an `unroll_list` (the user asked PyPTO to unroll
    them, so the explicit form is what PyPTO would compile anyway); no factors are
    invented: PyPTO's cost model made a one-row loop slower when unrolled, and fewer,
-   larger tiles are what make kernels faster;
+   larger tiles are what make kernels faster; loops whose explicit form PyPTO could not
+   express (dynamic bounds and is_loop_begin / is_loop_end) are left to PyPTO;
 4. `stitch` - groups of at most `max-functions` iterations (default: the kernel's own
    `stitch_function_max_num`, else PyPTO's 128, so PyPTO's runtime behaviour does not
    change unless asked);
@@ -104,7 +105,12 @@ class DefaultPipelinePass(ModulePass):
                 steps.append(cls())
         if self.unroll:
             steps += [
-                LoopUnrollPass(self.unroll_factors, self.unroll_max_body_ops, self.unroll_loops),
+                LoopUnrollPass(
+                    self.unroll_factors,
+                    self.unroll_max_body_ops,
+                    self.unroll_loops,
+                    emittable=True,
+                ),
                 StitchPass(self.max_functions, self.interleave),
             ]
         steps += [CanonicalizePass(), CommonSubexpressionElimination(), DeadCodeElimination()]

@@ -15,9 +15,14 @@ the grouping explicit and checkable:
   list scheduler that keeps every dependency: SSA uses; memory effects (two accesses to
   the same buffer of which one writes keep their order unless their static windows are
   provably disjoint, so loop-carried workspace state such as online-softmax accumulators
-  is never reordered); the tile-shape / semantic-label settings, which are statements
-  in program order (a setting that repeats the one in force is dropped, the others order
-  every pto op around them); and any op whose effects are unknown is a barrier;
+  is never reordered; distinct memref arguments are assumed not to alias, as PyPTO's
+  kernel tensors do not); the tile-shape / semantic-label settings, which are statements
+  in program order: every moved op keeps the setting it had (matmul the cube tile shape,
+  other tile ops the vector one, all the label) - a copy of the right setting is put in
+  front of it where needed, and the one in force after the group is restored - or,
+  where that cannot be done (an op relying on a setting made before the group or in a
+  branch), the settings order the ops around them; an op whose effects are unknown is
+  a barrier;
 - the kernel's `jit_options.runtime_options.stitch_function_max_num` is set to
   `max-functions`, for the emitter to pass on to PyPTO;
 - `stitch_report(module)` (and the `report` option, which prints it to stderr) gives
@@ -27,7 +32,9 @@ the grouping explicit and checkable:
 
 Iterations are told apart the way `loop-unroll` writes them: iteration k of a chunk loop
 with index `j` starts with `arith.addi j, k*step`; every op belongs to the iteration of
-the last such op before it.
+the last such op before it. (Were that guess wrong, only the group boundaries would
+move: groups are contiguous runs of the body, and the scheduler alone decides order.)
+Adjacent loops over the same range are not fused yet.
 
 ```mlir
 // before (max-functions = 2)
