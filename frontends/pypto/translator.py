@@ -528,6 +528,7 @@ class Translator:
     def define_function(self, node: ast.FunctionDef, scope: Scope, module_level: bool) -> None:
         kind = "helper"
         pypto_function = False
+        jit_decorator: ast.expr | None = None
         for dec in node.decorator_list:
             target = dec.func if isinstance(dec, ast.Call) else dec
             try:
@@ -536,6 +537,7 @@ class Translator:
                 ref = None
             if isinstance(ref, PyptoRef) and ref.path == JIT:
                 kind = "kernel"
+                jit_decorator = dec
             elif isinstance(ref, PyptoRef) and ref.path == FUNCTION:
                 pypto_function = True
             elif kind != "kernel":
@@ -543,7 +545,8 @@ class Translator:
         if kind == "kernel":
             if not module_level:
                 self.fail(node, "a @pypto.frontend.jit kernel must be defined at module level")
-            kdef = KernelDef(node, node.decorator_list[0])
+            assert jit_decorator is not None
+            kdef = KernelDef(node, jit_decorator)
             self.kernels.append(kdef)
             scope.vars[node.name] = kdef
             return
