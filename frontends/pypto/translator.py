@@ -1943,6 +1943,13 @@ class Translator:
         for d in shape:
             if isinstance(d, Poison):
                 self.fail(node, d.reason)
+            if d == PyptoRef(("STATIC",)):
+                self.fail(
+                    node,
+                    "pypto.STATIC takes its size from the call, but tileir builds a kernel for "
+                    "known shapes: write the size, or name a run-time size with "
+                    "pypto.frontend.dynamic",
+                )
             if isinstance(d, bool) or not (
                 isinstance(d, int | Dynamic) or d == PyptoRef(("DYNAMIC",)) or d is Ellipsis
             ):

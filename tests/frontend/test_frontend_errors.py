@@ -174,6 +174,12 @@ CASES = [
         "reshaping a tensor in memory with a dynamic shape is not supported",
     ),
     (
+        "shape taken from the call",
+        None,
+        "pypto.Tensor([pypto.STATIC",
+        "pypto.STATIC takes its size from the call",
+    ),
+    (
         "break in a pypto.loop",
         "    for i in pypto.loop(N):\n        break\n",
         "break",
@@ -204,6 +210,11 @@ WHOLE_KERNELS = {
     "scalar kernel parameter without a default": """\
 @pypto.frontend.jit
 def k(x: pypto.Tensor([N, D], pypto.DT_FP32), n: int):
+    pass
+""",
+    "shape taken from the call": """\
+@pypto.frontend.jit
+def k(x: pypto.Tensor([pypto.STATIC, D], pypto.DT_FP32)):
     pass
 """,
     "dynamic reshape of a tensor in memory": """\

@@ -562,3 +562,17 @@ def test_one_kernel_of_a_file() -> None:
         load_file(DATA / "dynamic_rows.py", kernel="nope")
     with pytest.raises(TileirError, match="error: cannot read"):
         load_file(DATA / "missing.py")
+
+
+def test_anonymous_dynamic_dims_are_named_after_their_argument() -> None:
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+              out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+            out[:] = x
+        """
+    )
+    assert k.dynamic_names("x") == ["x_0"] and k.dynamic_names("out") == ["out_0"]
+    (view,) = ops(k, pto.ViewOp)
+    assert isinstance(view.sizes[0].owner, memref.DimOp)
