@@ -1304,6 +1304,11 @@ class Translator:
                 )
             elif _is_ssa(tv) and _is_ssa(ev) and tv.type == ev.type and not _is_mem(tv):
                 results.append((name, tv, ev))
+            elif _int_or_index(tv) and _int_or_index(ev) and not _same_python(tv, ev):
+                # `start = 0` in one branch, `start = i * T` in the other: an index result
+                tv = self.index_in(then_block, tv, stmt)
+                ev = self.index_in(else_block, ev, stmt)
+                results.append((name, tv, ev))
             elif not _is_ssa(tv) and not _is_ssa(ev) and _same_python(tv, ev):
                 merged[name] = tv
             else:
@@ -1331,6 +1336,15 @@ class Translator:
             merged[name] = res
         scope.vars.clear()
         scope.vars.update(merged)
+
+    def index_in(self, block: Block, v: int | SSAValue, node: ast.AST) -> SSAValue:
+        """`v` as an index value at the end of a branch `block` being built."""
+        if isinstance(v, SSAValue):
+            return v
+        op = arith.ConstantOp(IntegerAttr(v, IndexType()))
+        op.location = self.loc(node)
+        block.add_op(op)
+        return op.result
 
     # ----------------------------------------------------------------------- expressions
 
@@ -2438,6 +2452,10 @@ class _Missing:
 
 
 _MISSING = _Missing()
+
+
+def _int_or_index(v: Any) -> bool:
+    return _is_index(v) or (isinstance(v, int) and not isinstance(v, bool))
 
 
 def _same_python(a: Any, b: Any) -> bool:

@@ -576,3 +576,26 @@ def test_anonymous_dynamic_dims_are_named_after_their_argument() -> None:
     assert k.dynamic_names("x") == ["x_0"] and k.dynamic_names("out") == ["out_0"]
     (view,) = ops(k, pto.ViewOp)
     assert isinstance(view.sizes[0].owner, memref.DimOp)
+
+
+def test_runtime_if_merges_python_ints_and_index_values() -> None:
+    k = kernel(
+        """
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([16, 8], pypto.DT_FP32), out: pypto.Tensor([16, 8], pypto.DT_FP32)):
+            for i in pypto.loop(4):
+                if pypto.is_loop_begin(i):
+                    start = 0
+                    rows = 4
+                else:
+                    start = i * 4
+                    rows = 4
+                out[start:, :] = pypto.view(x, [rows, 8], [start, 0])
+        """
+    )
+    (if_op,) = ops(k, scf.IfOp)
+    assert [str(r.type) for r in if_op.results] == ["index"]  # `rows` stays the Python 4
+    (view,) = ops(k, pto.ViewOp)
+    assert view.offsets[0] is if_op.results[0] and shape(view.result) == [4, 8]
+    then_yield = if_op.true_region.block.last_op
+    assert constant_index(then_yield.operands[0]) == 0
