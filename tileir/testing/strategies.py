@@ -25,7 +25,8 @@ What the programs contain (each kernel is one of these *templates*, chosen at ra
   spills through a workspace (write then read back), static tail views (`valid`).
 - `rows`: a `pto.loop` over row tiles of a tensor whose row count is static or a `?`
   dim (`memref.dim`), with a `valid` tail when the tile size does not divide it, a
-  random normalised `unroll` list, and either a tile-index or a row-offset loop index.
+  random normalised `unroll` list, and either a tile-index or a row-offset loop index;
+  sometimes nested in a loop over blocks of rows (each block with its own tail).
 - `accumulate`: a loop-carried read-modify-write of a workspace (`pto.tensor`),
   initialised under `scf.if pto.is_loop_begin` or before the loop, and written out
   under `scf.if pto.is_loop_end` or after the loop.
@@ -151,7 +152,7 @@ STEP_WEIGHTS = {
     "binary": 3,
     "cast": 3,
     "scalar": 2,
-    "where": 2,
+    "where": 3,
     "reduce": 2,
     "index": 2,
 }
@@ -657,16 +658,34 @@ class _KernelGen:
     # ---------------------------------------------------------------- loops
 
     def row_loop(
-        self, rows: int, tile_rows: int, dynamic: bool, x: SSAValue
+        self, rows: int, tile_rows: int, dynamic: bool, x: SSAValue, batches: int = 1
     ) -> tuple[pto.LoopOp, SSAValue | int, int | SSAValue]:
         """A `pto.loop` over the row tiles of `x`; returns the loop, the row count and
-        the tail's valid row count (an int when there is no tail)."""
+        the tail's valid row count (an int when there is no tail).
+
+        With `batches > 1`, `x` holds `batches` blocks of `rows` rows, and the row loop
+        is nested in a loop over the blocks (each block has its own tail). The caller
+        closes the loops with `close_loops`."""
         total: SSAValue | int = rows
         if dynamic:
             total = self.value(memref.DimOp(x, self.index(0)))
+        base: SSAValue | None = None
+        self.open_loops: list[Block] = []
+        if batches > 1:
+            outer = pto.LoopOp(
+                self.index(0),
+                self.index(batches),
+                self.index(1),
+                name=self.fresh("batch"),
+                idx_name="b",
+                unroll_list=self.unroll_list(),
+            )
+            self.insert(outer)
+            self.open_loops.append(outer.body.block)
+            self.builder = Builder(InsertPoint.at_end(outer.body.block))
+            base = self.value(arith.MuliOp(outer.induction_var, self.index(rows)))
         by_offset = self.draw(st.booleans())
-        factors = self.draw(st.sets(st.sampled_from(UNROLL_FACTORS), max_size=3))
-        unroll = pto.normalize_unroll_list(sorted(factors)) if factors else None
+        unroll = self.unroll_list()
         c0, c1, ct = self.index(0), self.index(1), self.index(tile_rows)
         total_v = total if isinstance(total, SSAValue) else self.index(rows)
         if by_offset:
@@ -680,16 +699,32 @@ class _KernelGen:
             lb, ub, step = c0, n_tiles, c1
         loop = pto.LoopOp(lb, ub, step, name=self.fresh("loop"), idx_name="i", unroll_list=unroll)
         self.insert(loop)
+        self.open_loops.append(loop.body.block)
         with self.at(loop.body.block):
             i = loop.induction_var
-            offset = i if by_offset else self.value(arith.MuliOp(i, self.index(tile_rows)))
+            local = i if by_offset else self.value(arith.MuliOp(i, self.index(tile_rows)))
+            offset = local if base is None else self.value(arith.AddiOp(base, local))
             has_tail = dynamic or rows % tile_rows != 0
             valid: int | SSAValue = tile_rows
             if has_tail:
-                left = self.value(arith.SubiOp(total_v, offset))
+                left = self.value(arith.SubiOp(total_v, local))
                 valid = self.value(arith.MinSIOp(left, self.index(tile_rows)))
-        self.loop = _Loop(offset, tile_rows, total, "S" if dynamic else None)
+        out_rows = total if isinstance(total, SSAValue) else rows * batches
+        self.loop = _Loop(offset, tile_rows, out_rows, "S" if dynamic else None)
         return loop, total, valid
+
+    def close_loops(self) -> None:
+        """Terminate the loops `row_loop` opened (innermost first) and continue after
+        the outermost."""
+        for block in reversed(self.open_loops):
+            block.add_op(pto.YieldOp())
+        self.builder = Builder(InsertPoint.at_end(self.block))
+        self.open_loops = []
+        self.loop = None
+
+    def unroll_list(self) -> list[int] | None:
+        factors = self.draw(st.sets(st.sampled_from(UNROLL_FACTORS), max_size=3))
+        return pto.normalize_unroll_list(sorted(factors)) if factors else None
 
     def row_tile(self, x: SSAValue, cols: int, dtype: str, valid: int | SSAValue) -> _Tile:
         assert self.loop is not None
@@ -705,13 +740,18 @@ class _KernelGen:
             v, (self.loop.tile_rows, cols), dtype, frozenset({0}) if tail else frozenset(), True
         )
 
-    def loop_input(self, dtype: str, cols: int) -> tuple[SSAValue, int, int, bool]:
+    def loop_input(
+        self, dtype: str, cols: int, nested: bool = False
+    ) -> tuple[SSAValue, int, int, bool, int]:
+        """The tensor a row loop walks: `rows` (or `?`) x `cols`, or `batches` blocks
+        of `rows` rows when `nested`."""
         rows = self.size()
         tile_rows = self.draw(st.sampled_from(TILE_ROWS))
         dynamic = self.chance(3)
-        shape = [DYNAMIC_INDEX if dynamic else rows, cols]
+        batches = self.draw(st.integers(2, 3)) if nested and not dynamic and self.chance(3) else 1
+        shape = [DYNAMIC_INDEX if dynamic else rows * batches, cols]
         x = self.add_arg("x", _memref(shape, dtype), ["S"] if dynamic else [])
-        return x, rows, tile_rows, dynamic
+        return x, rows, tile_rows, dynamic, batches
 
     def if_op(self, cond: SSAValue, with_else: bool) -> tuple[Block, Block | None]:
         then_block, else_block = Block(), Block() if with_else else None
@@ -748,21 +788,20 @@ class _KernelGen:
     def template_rows(self, first: str | None = None) -> None:
         dtype = self.draw(st.sampled_from(self.dtypes))
         cols = self.size()
-        x, rows, tile_rows, dynamic = self.loop_input(dtype, cols)
+        x, rows, tile_rows, dynamic, batches = self.loop_input(dtype, cols, nested=True)
         outer: list[_Tile] = []
         if self.draw(st.booleans()):
             outer.append(self.input_tile((1, cols), dtype))
         if self.chance(2):
             self.insert(pto.SetVecTileShapesOp([tile_rows, cols]))
-        loop, _, valid = self.row_loop(rows, tile_rows, dynamic, x)
+        loop, _, valid = self.row_loop(rows, tile_rows, dynamic, x, batches)
         with self.at(loop.body.block):
             pool = [*outer, self.row_tile(x, cols, dtype, valid)]
             if first is not None:
                 self.step(pool, [first])
             self.chain(pool)
             self.outputs(pool, lambda t: t.rows)
-            loop.body.block.add_op(pto.YieldOp())
-        self.loop = None
+        self.close_loops()
 
     def template_cube(self) -> None:
         """A matmul first (when allowed), then vector ops, on float tiles."""
@@ -787,7 +826,7 @@ class _KernelGen:
     def template_accumulate(self) -> None:
         dtype = self.draw(st.sampled_from(self.dtypes))
         cols = self.size()
-        x, rows, tile_rows, dynamic = self.loop_input(dtype, cols)
+        x, rows, tile_rows, dynamic, _ = self.loop_input(dtype, cols)
         combine = self.draw(st.sampled_from((pto.AddOp, pto.MaximumOp, pto.MinimumOp)))
         over_rows = self.draw(st.booleans())
         pre_init = self.draw(st.booleans())
@@ -852,7 +891,7 @@ class _KernelGen:
         dtypes = [d for d in self.dtypes if d in FLOAT_DTYPES] or list(FLOAT_DTYPES)
         dtype = self.draw(st.sampled_from(dtypes))
         cols = self.size()
-        x, rows, tile_rows, dynamic = self.loop_input(dtype, cols)
+        x, rows, tile_rows, dynamic, _ = self.loop_input(dtype, cols)
         stat = (1, cols)
         m_ws, l_ws = self.workspace(stat, "f32"), self.workspace(stat, "f32")
         loop, _, valid = self.row_loop(rows, tile_rows, dynamic, x)
@@ -922,7 +961,7 @@ def kernels(
     templates: Sequence[str] = TEMPLATES,
     dtypes: Sequence[str] = DTYPES,
     steps: Sequence[str] = STEP_KINDS,
-    max_ops: int = 4,
+    max_ops: int = 6,
 ) -> st.SearchStrategy[pto.KernelOp]:
     """One random `pto.kernel` (see the module docstring for what it may contain).
 
@@ -962,7 +1001,7 @@ def modules(
     templates: Sequence[str] = TEMPLATES,
     dtypes: Sequence[str] = DTYPES,
     steps: Sequence[str] = STEP_KINDS,
-    max_ops: int = 4,
+    max_ops: int = 6,
     max_kernels: int = 1,
 ) -> st.SearchStrategy[ModuleOp]:
     """A `builtin.module` of one (up to `max_kernels`) random kernels `@k0`, `@k1`, ...
@@ -1025,11 +1064,12 @@ _register_pretty_printers()
 
 def features(module: ModuleOp) -> set[str]:
     """What a module contains, read from its IR (not from the generator's choices):
-    `op:<name>` for every op, and `loop`, `loop:unroll`, `loop:dynamic`, `tail`,
-    `tail:dynamic`, `workspace`, `workspace:rmw`, `if:begin`, `if:end`, `outputs:2+`,
-    `broadcast`, `scalar-operand`, `scalar-lhs`, `reduce:keepdim`, `reduce:dim0`,
-    `reduce:negative-dim`, `cast:<mode>`, `cast:sat`, `dtype:<short>`,
-    `matmul+vector`, `matmul:a_trans`, `matmul:b_trans`, `reshape:inplace`.
+    `op:<name>` for every op, and `loop`, `loop:unroll`, `loop:dynamic`, `loop:step`,
+    `loop:nested`, `tail`, `tail:dynamic`, `dynamic-dims`, `workspace`,
+    `workspace:rmw`, `if:begin`, `if:end`, `outputs:2+`, `broadcast`, `scalar-operand`,
+    `scalar-lhs`, `reduce:keepdim`, `reduce:dropdim`, `reduce:dim0`,
+    `reduce:negative-dim`, `cast:<mode>`, `cast:sat`, `dtype:<type>`, `matmul+vector`,
+    `matmul:a_trans`, `matmul:b_trans`, `reshape:inplace`.
 
     The coverage test asserts that a fixed number of draws reaches every one.
     """
@@ -1058,6 +1098,11 @@ def features(module: ModuleOp) -> set[str]:
                 out.add("loop:dynamic")
             if pto.constant_index(op.step) not in (None, 1):
                 out.add("loop:step")
+            parent = op.parent_op()
+            while parent is not None and not isinstance(parent, pto.LoopOp):
+                parent = parent.parent_op()
+            if parent is not None:
+                out.add("loop:nested")
         elif isinstance(op, pto.ViewOp):
             valid = op.mixed_valid_shape
             if valid is not None:
