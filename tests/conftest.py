@@ -2,7 +2,9 @@
 
 Select one with the environment variable HYPOTHESIS_PROFILE (default `dev`):
 
-- `ci`: few examples, no deadline, so the whole suite runs in minutes on 2 cores;
+- `ci`: few examples, no deadline, derandomized (the same examples on every run, so a
+  red CI is a real change, not the luck of the draw), so the whole suite runs in
+  minutes on 2 cores;
 - `dev`: hypothesis' usual 100 examples, for working locally;
 - `deep`: 2000 examples, for long runs hunting rare bugs.
 
@@ -20,7 +22,9 @@ _COMMON = {
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
 
-settings.register_profile("ci", max_examples=40, print_blob=True, **_COMMON)
+settings.register_profile(
+    "ci", max_examples=40, derandomize=True, print_blob=True, database=None, **_COMMON
+)
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.register_profile("deep", max_examples=2000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

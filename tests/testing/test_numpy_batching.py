@@ -2,10 +2,13 @@
 whole-array numpy operations (`vectorize=True`) must give exactly what running them
 iteration by iteration gives."""
 
+import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tileir.backends.numpy import run
+from tileir.ir import parse_module
 from tileir.testing import compare_outputs, inputs_for, modules
 
 
@@ -17,3 +20,44 @@ def test_batched_loops_equal_iteration_by_iteration(data):
     stepped = run(module, inputs, vectorize=False)
     diff = compare_outputs(stepped, batched)
     assert diff is None, diff.message
+
+
+# Found by the generator (the `default` pipeline on a generated program: after vc-split
+# and canonicalize, a row loop's assemble offset is a `pto.stage` result). Strict: when
+# the back end is fixed this XPASSes and the marker must go.
+STAGE_OFFSET = """
+pto.kernel @k(%x: memref<?x4xf32>, %out: memref<?x4xf32>)
+    attributes {dynamic_dims = {x = ["S"], out = ["S"]}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %s = memref.dim %x, %c0 : memref<?x4xf32>
+  %n = arith.ceildivsi %s, %c2 : index
+  pto.loop %i = %c0 to %n step %c1 name "rows" {
+    %off, %t = pto.stage "vector" {
+      %o = arith.muli %i, %c2 : index
+      %left = arith.subi %s, %o : index
+      %rows = arith.minsi %left, %c2 : index
+      %t0 = pto.view %x[%o, 0] valid [%rows, 4] : memref<?x4xf32> -> tensor<2x4xf32>
+      pto.yield %o, %t0 : index, tensor<2x4xf32>
+    } -> index, tensor<2x4xf32>
+    pto.stage "vector" {
+      %r = pto.neg %t : tensor<2x4xf32>
+      pto.assemble %r into %out[%off, 0] : tensor<2x4xf32>, memref<?x4xf32>
+      pto.yield
+    }
+  }
+}
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="numpy back end: the loop batcher fails on an assemble offset that is a "
+    "pto.stage result ('int() argument ... NoneType')",
+)
+def test_batched_loop_with_offset_from_a_stage():
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    # 5 rows in tiles of 2 (the last holds 1): every row is negated
+    out = run(parse_module(STAGE_OFFSET), {"x": x}, vectorize=True)["out"]
+    assert np.array_equal(out, -x)
