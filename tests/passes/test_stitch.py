@@ -241,3 +241,25 @@ def test_results_do_not_depend_on_group_size(module, factors) -> None:
 @given(modules(templates=LOOPY))
 def test_check_pass_through_unroll_and_stitch(module) -> None:
     check_pass([LoopUnrollPass(factors=(4, 2)), StitchPass(max_functions=3)], module, n_inputs=2)
+
+
+@pytest.mark.parametrize(
+    ("size", "most", "message"),
+    [
+        (3, 2, "size 3 must be in 1..max_functions"),
+        (1, 2000, "max_functions 2000 must be in 1..1024"),
+    ],
+)
+def test_stitch_op_verifier(size: int, most: int, message: str) -> None:
+    text = f"""
+pto.kernel @k(%x: memref<4x8xf32>) {{
+  pto.stitch size {size} max {most} {{
+    %t = pto.view %x[0, 0] : memref<4x8xf32> -> tensor<4x8xf32>
+    pto.yield
+  }}
+}}
+"""
+    from tileir.diagnostics import TileirError
+
+    with pytest.raises(TileirError, match=message):
+        parse_module(text)
