@@ -110,6 +110,9 @@ def test_a_kernel_the_back_end_cannot_run_is_skipped_with_a_warning(tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith("warning: --verify-semantics: cannot check @g")
     assert "not checking it" in err
+    # without passes there is nothing to validate, so nothing runs and nothing warns
+    assert main([str(path), "--verify-semantics=3"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_the_installed_command(kernel_file):

@@ -116,7 +116,8 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 
 def _is_float(dtype: np.dtype) -> bool:
-    return dtype.kind in "fV" or (dtype.kind not in "iub" and dtype.kind != "O")
+    # ml_dtypes' bfloat16 and fp8 types have kind "V"
+    return dtype.kind not in "iubO"
 
 
 def _show(x: np.generic | np.ndarray) -> str:

@@ -76,11 +76,11 @@ class TileirOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         guard = self._semantics_guard()
 
-        def check(previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None):
+        def check(previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None):
             if not self.args.disable_verify:
                 context = f"after pass '{previous.name}'" if previous is not None else ""
                 verify_located(module, context)
-            if guard is not None:
+            if guard is not None and (previous, next_) != (None, None):  # no passes, no check
                 self._check_semantics(guard, previous, module)
 
         self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, check)
