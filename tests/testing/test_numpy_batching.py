@@ -3,7 +3,6 @@ whole-array numpy operations (`vectorize=True`) must give exactly what running t
 iteration by iteration gives."""
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,11 +50,6 @@ pto.kernel @k(%x: memref<?x4xf32>, %out: memref<?x4xf32>)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numpy back end: the loop batcher fails on an assemble offset that is a "
-    "pto.stage result ('int() argument ... NoneType')",
-)
 def test_batched_loop_with_offset_from_a_stage():
     x = np.arange(20, dtype=np.float32).reshape(5, 4)
     # 5 rows in tiles of 2 (the last holds 1): every row is negated

@@ -1482,6 +1482,10 @@ class _LoopBatcher:
                         return None
         if not written or written & read:
             return None
+        if not all(_index_computable(v, op) for v in _window_indices(op)):
+            # A window index that only a stage (or another region) yields is not computed
+            # by the batcher's index steps: run such loops one iteration at a time.
+            return None
         batcher = _LoopBatcher(c, op, general)
         c.batchers.append(batcher)
         return batcher
@@ -1527,6 +1531,32 @@ class _LoopBatcher:
             ext = tuple(np.broadcast_to(np.asarray(e, dtype=np.int64), (n,)) for e in extents(env))
             by_dst.setdefault(id(env[dst]), []).append((offs, ext))
         return all(_windows_disjoint(w) for w in by_dst.values())
+
+
+def _window_indices(loop: Operation) -> list[SSAValue]:
+    """The index values that place or size the loop's views and assembles."""
+    values: list[SSAValue] = []
+    for o in loop.walk():
+        if isinstance(o, pto.ViewOp | pto.FullOp | pto.ReshapeOp):
+            values += [*o.valid_shape, *getattr(o, "sizes", ())]
+        if isinstance(o, pto.ViewOp | pto.AssembleOp):
+            values += list(o.offsets)
+    return values
+
+
+def _index_computable(v: SSAValue, loop: Operation) -> bool:
+    """True when the batcher's index steps compute `v`: it comes from outside the loop,
+    is the loop's index, or is index arithmetic over such values."""
+    if not _defined_inside(v, loop):
+        return True
+    owner = v.owner
+    if isinstance(owner, Block):
+        return owner.parent_op() is loop
+    if isinstance(owner, arith.ConstantOp):
+        return True
+    return isinstance(owner, _INDEX_OPS) and all(
+        _index_computable(operand, loop) for operand in owner.operands
+    )
 
 
 def _defined_inside(v: SSAValue, loop: Operation) -> bool:
