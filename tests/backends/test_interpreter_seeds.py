@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import frontends.kernels as kernels
+import frontends.pypto as frontend
 from tileir.backends.numpy import compile_kernel
-
-kernels = pytest.importorskip("frontends.kernels")
-frontend = pytest.importorskip("frontends.pypto")
 
 
 @pytest.mark.parametrize("seed_kernel", kernels.SEED_KERNELS, ids=lambda k: k.name)

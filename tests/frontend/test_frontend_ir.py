@@ -439,7 +439,6 @@ def test_tile_results_have_inferred_types() -> None:
 def test_load_function_of_a_real_pypto_jit_kernel() -> None:
     """With the real pypto installed, `@pypto.frontend.jit` wraps the function; the
     frontend finds the original and reads its file."""
-    pytest.importorskip("pypto")
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("online_softmax", DATA / "online_softmax.py")
