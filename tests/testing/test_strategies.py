@@ -175,3 +175,59 @@ def test_unknown_template_is_named():
         kernels(templates=["loops"])
     with pytest.raises(ValueError, match="unknown dtypes \\['f64'\\]"):
         modules(dtypes=["f32", "f64"])
+
+
+def test_features_reads_the_ir():
+    # the coverage test trusts `features`, so check it on a module written by hand
+    module = parse_module(
+        """
+pto.kernel @k(%x: memref<?x4xf32>, %out: memref<?x4xf32>, %m: memref<1x4xf32>)
+    attributes {dynamic_dims = {x = ["S"], out = ["S"]}} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %s = memref.dim %x, %c0 : memref<?x4xf32>
+  %acc = pto.tensor "acc" : memref<1x4xf32>
+  pto.loop %i = %c0 to %s step %c2 name "rows" unroll [2, 1] {
+    %left = arith.subi %s, %i : index
+    %rows = arith.minsi %left, %c2 : index
+    %t = pto.view %x[%i, 0] valid [%rows, 4] : memref<?x4xf32> -> tensor<2x4xf32>
+    %h = arith.constant 2.000000e+00 : f32
+    %r = pto.sub %h, %t : f32, tensor<2x4xf32> -> tensor<2x4xf32>
+    pto.assemble %r into %out[%i, 0] : tensor<2x4xf32>, memref<?x4xf32>
+    %a = pto.view %acc[0, 0] : memref<1x4xf32> -> tensor<1x4xf32>
+    %c = pto.amax %t, -2 keepdim : tensor<2x4xf32> -> tensor<1x4xf32>
+    %n = pto.maximum %a, %c : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+    pto.assemble %n into %acc[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
+  }
+  %f = pto.view %acc[0, 0] : memref<1x4xf32> -> tensor<1x4xf32>
+  %g = pto.cast %f mode "floor" : tensor<1x4xf32> -> tensor<1x4xbf16>
+  %h2 = pto.cast %g : tensor<1x4xbf16> -> tensor<1x4xf32>
+  pto.assemble %h2 into %m[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
+}
+"""
+    )
+    f = features(module)
+    expected = {
+        "loop",
+        "loop:unroll",
+        "loop:dynamic",
+        "loop:step",
+        "tail",
+        "tail:dynamic",
+        "dynamic-dims",
+        "workspace",
+        "workspace:rmw",
+        "scalar-operand",
+        "scalar-lhs",
+        "reduce:keepdim",
+        "reduce:dim0",
+        "reduce:negative-dim",
+        "cast:floor",
+        "cast:none",
+        "outputs:2+",
+        "dtype:f32",
+        "op:pto.sub",
+    }
+    assert expected <= f
+    absent = {"loop:nested", "if:begin", "if:end", "broadcast", "matmul+vector", "cast:sat"}
+    assert not (absent & f)
