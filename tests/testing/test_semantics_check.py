@@ -215,3 +215,20 @@ def test_comparison_reports_changed_dtype_shape_and_names():
     assert "outputs changed from ['o'] to ['p']" in compare_outputs(a, {"p": a["o"]}).message
     ints = compare_outputs({"o": np.int32([1, 2])}, {"o": np.int32([1, 3])}, Tolerance(1, 1))
     assert ints is not None and ints.index == (1,)  # integers stay exact
+
+
+def test_every_kernel_of_a_module_is_checked_and_the_broken_one_named():
+    other = """
+pto.kernel @scale(%x: memref<4xf32>, %out: memref<4xf32>) {
+  %t = pto.view %x[0] : memref<4xf32> -> tensor<4xf32>
+  %e = pto.exp %t : tensor<4xf32>
+  pto.assemble %e into %out[0] : tensor<4xf32>, memref<4xf32>
+}
+"""
+    module = parse_module(other + DIFF)
+    with pytest.raises(SemanticsMismatch) as info:
+        check_pass(SwapSubOperands(), module, n_inputs=1)
+    assert info.value.kernel == "diff"
+    with pytest.raises(ValueError, match="inputs given for a module of 2 kernels; name one"):
+        check_pass(Identity(), module, inputs=DIFF_INPUTS)
+    check_pass(Identity(), module, inputs=DIFF_INPUTS, kernel="diff")
