@@ -155,10 +155,8 @@ def test_generated_programs_round_trip_after_default_pipeline(module: ModuleOp) 
     back = assert_round_trip(module, "generated.py")
     kernel = next(op for op in module.walk() if isinstance(op, pto.KernelOp))
     inputs = random_inputs(module, kernel.sym_name.data, 0)
-    # Unbatched loops: the numpy back end's loop batcher fails on some staged modules
-    # (a back-end bug reported separately); this test is about the emitted text.
-    want = run(module, dict(inputs), kernel=kernel.sym_name.data, vectorize=False)
-    got = run(back, dict(inputs), kernel=kernel.sym_name.data, vectorize=False)
+    want = run(module, dict(inputs), kernel=kernel.sym_name.data)
+    got = run(back, dict(inputs), kernel=kernel.sym_name.data)
     for name, value in want.items():
         np.testing.assert_array_equal(np.asarray(got[name]), np.asarray(value))
 
