@@ -56,31 +56,36 @@ _WITH_VALID = frozenset({pto.ViewOp, pto.FullOp, pto.ReshapeOp})
 class ReshapeAnalysis:
     """Caches shared by all the reshapes of one run (so the pass stays linear)."""
 
-    partial: dict[SSAValue, bool] = field(default_factory=dict)
-    positions: dict[Block, dict[Operation, int]] = field(default_factory=dict)
+    partial: dict[int, bool] = field(default_factory=dict)
+    positions: dict[int, dict[int, int]] = field(default_factory=dict)
+    """Keyed by `id`, like `partial`: xDSL's `__hash__` on ops and blocks is slow."""
+    repeats: dict[Operation, bool] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ full tiles
 
     def maybe_partial(self, value: SSAValue) -> bool:
-        """Can `value` carry a valid region smaller than its shape?"""
+        """Can `value` carry a valid region smaller than its shape? (Memoised by `id`:
+        the values outlive the pass run, and xDSL's `SSAValue.__hash__` is Python
+        code.)"""
+        partial = self.partial
         stack = [value]
         while stack:
             v = stack[-1]
-            if v in self.partial:
+            if id(v) in partial:
                 stack.pop()
                 continue
             inputs = self._partial_inputs(v)
             if isinstance(inputs, bool):
-                self.partial[v] = inputs
+                partial[id(v)] = inputs
                 stack.pop()
                 continue
-            pending = [i for i in inputs if i not in self.partial]
+            pending = [i for i in inputs if id(i) not in partial]
             if pending:
                 stack.extend(pending)
                 continue
-            self.partial[v] = any(self.partial[i] for i in inputs)
+            partial[id(v)] = any(partial[id(i)] for i in inputs)
             stack.pop()
-        return self.partial[value]
+        return partial[id(value)]
 
     @staticmethod
     def _partial_inputs(v: SSAValue) -> bool | list[SSAValue]:
@@ -112,10 +117,10 @@ class ReshapeAnalysis:
     def _position(self, op: Operation) -> int:
         block = op.parent_block()
         assert block is not None
-        table = self.positions.get(block)
+        table = self.positions.get(id(block))
         if table is None:
-            table = self.positions[block] = {o: i for i, o in enumerate(block.ops)}
-        return table[op]
+            table = self.positions[id(block)] = {id(o): i for i, o in enumerate(block.ops)}
+        return table[id(op)]
 
     @staticmethod
     def _ancestry(op: Operation) -> list[Operation]:
@@ -128,11 +133,11 @@ class ReshapeAnalysis:
         """Does `a` finish before `b` starts in every run of one iteration (ops in the
         two branches of one `scf.if` never both run, so either counts as before)?"""
         chain_a = self._ancestry(a)
-        index_a = {op: i for i, op in enumerate(chain_a)}
+        index_a = {id(op): i for i, op in enumerate(chain_a)}
         previous = None
         for op in self._ancestry(b):
-            if op in index_a:
-                i = index_a[op]
+            if id(op) in index_a:
+                i = index_a[id(op)]
                 inner_a = chain_a[i - 1] if i else None
                 if inner_a is None or previous is None:
                     return False  # one contains the other
@@ -142,8 +147,14 @@ class ReshapeAnalysis:
             previous = op
         return False
 
+    def _repeats(self, loop: Operation) -> bool:
+        known = self.repeats.get(loop)
+        if known is None:
+            known = self.repeats[loop] = self._trips_more_than_once(loop)
+        return known
+
     @staticmethod
-    def _repeats(loop: Operation) -> bool:
+    def _trips_more_than_once(loop: Operation) -> bool:
         if not isinstance(loop, pto.LoopOp | pto.LoopUnrollOp):
             return False
         lb, ub, step = (
@@ -184,40 +195,52 @@ def _final_users(value: SSAValue) -> list[Operation]:
     return users
 
 
-def inplace_blockers(reshape: pto.ReshapeOp, analysis: ReshapeAnalysis | None = None) -> list[str]:
-    """Why `reshape` cannot be inplace (empty when it can)."""
+def inplace_blockers(
+    reshape: pto.ReshapeOp, analysis: ReshapeAnalysis | None = None, *, first_only: bool = False
+) -> list[str]:
+    """Why `reshape` cannot be inplace (empty when it can). The rules are tried cheapest
+    first; `first_only` stops at the first one that fails (what the pass needs)."""
     analysis = analysis or ReshapeAnalysis()
     reasons: list[str] = []
     source = reshape.input
-    if isinstance(source.owner, pto.ViewOp):
-        reasons.append("input made by pto.view")
-    elif analysis.maybe_partial(source):
-        reasons.append("input may be a tail tile")
-    if reshape.mixed_valid_shape is not None:
-        reasons.append("has a valid list")
-    shapes = (*source.type.get_shape(), *reshape.result.type.get_shape())  # type: ignore[attr-defined]
-    if DYNAMIC_INDEX in shapes:
-        reasons.append("dynamic shape")
-    if any(
-        isinstance(op, pto.AssembleOp) and pto.is_kernel_argument(op.dst)
-        for op in _final_users(reshape.result)
-    ):
-        reasons.append("result is a kernel output")
-    if not analysis.dead_after(source, reshape):
-        reasons.append("input used afterwards")
+    checks = (
+        ("input made by pto.view", lambda: type(source.owner) is pto.ViewOp),
+        ("has a valid list", lambda: reshape.mixed_valid_shape is not None),
+        (
+            "dynamic shape",
+            lambda: DYNAMIC_INDEX in (*source.type.get_shape(), *reshape.result.type.get_shape()),  # type: ignore[attr-defined]
+        ),
+        (
+            "result is a kernel output",
+            lambda: any(
+                type(op) is pto.AssembleOp and pto.is_kernel_argument(op.dst)  # type: ignore[attr-defined]
+                for op in _final_users(reshape.result)
+            ),
+        ),
+        ("input used afterwards", lambda: not analysis.dead_after(source, reshape)),
+        (
+            "input may be a tail tile",
+            lambda: type(source.owner) is not pto.ViewOp and analysis.maybe_partial(source),
+        ),
+    )
+    for reason, fails in checks:
+        if fails():
+            reasons.append(reason)
+            if first_only:
+                break
     return reasons
 
 
 def mark_inplace_reshapes(kernel: Operation) -> tuple[int, Counter[str]]:
     """Mark the reshapes of `kernel` (or a module) that can be inplace. Returns how many
-    were marked and, for the ones left alone, a count of the reasons."""
+    were marked and, for the ones left alone, a count of the first rule each broke."""
     analysis = ReshapeAnalysis()
     marked = 0
     reasons: Counter[str] = Counter()
     for op in walk_ops(kernel):
         if type(op) is not pto.ReshapeOp or op.inplace is not None:  # type: ignore[attr-defined]
             continue
-        blockers = inplace_blockers(op, analysis)
+        blockers = inplace_blockers(op, analysis, first_only=True)
         if blockers:
             reasons.update(blockers)
             continue
