@@ -135,12 +135,13 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
     used after the run leave the stage as results."""
     parent = run[0].parent_block()
     assert parent is not None
-    members = set(run)
+    # Sets of ids: xDSL's `Operation.__hash__` is Python code.
+    members = {id(op) for op in run}
 
     def outside(user: Operation) -> bool:
-        if user.parent_block() is parent:
-            return user not in members
-        return _ancestor_in(user, parent) not in members
+        if user.parent is parent:
+            return id(user) not in members
+        return id(_ancestor_in(user, parent)) not in members
 
     escaping = [
         result
@@ -250,7 +251,7 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
     for stage in all_stages:
         unit = stage.unit.data
         block = stage.body.block
-        made: dict[SSAValue, SSAValue] = {}
+        made: dict[int, SSAValue] = {}
         ops = list(block.ops)
         if any(op.regions for op in ops):
             ops = list(walk_ops(stage))[1:]
@@ -268,13 +269,13 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
                 produced_on = _unit_of_value(operand)
                 if produced_on is None or produced_on == unit:
                     continue
-                moved = made.get(operand)
+                moved = made.get(id(operand))
                 if moved is None:
                     transfer = _transfer(operand, produced_on, unit)
                     first = block.first_op
                     assert first is not None
                     block.insert_op_before(transfer, first)
-                    moved = made[operand] = transfer.result
+                    moved = made[id(operand)] = transfer.result
                     count += 1
                 op.operands[index] = moved
     return count
