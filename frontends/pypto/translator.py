@@ -5,7 +5,7 @@ kernel's AST, runs the Python parts (constants, list arithmetic, `range` loops, 
 on constants, helper calls) and emits IR through xDSL's `Builder` for the parts PyPTO
 records (tensor ops, `pypto.loop`, `if` on loop state, index arithmetic on loop
 indices). It has no op semantics of its own: `pypto.<name>` calls are read through
-`tileir.dialect.optable`, and result shapes come from `frontends.pypto.infer`.
+`tileir.dialect.optable`, and result shapes come from `tileir.dialect.shapes` (the verifiers' rules).
 
 Module-level code is evaluated in order with the same interpreter but without a
 builder, so only Python values come out of it; whatever it cannot evaluate (`import
@@ -67,7 +67,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from frontends.pypto import infer
 from frontends.pypto.values import (
     BoundMethod,
     Dynamic,
@@ -80,7 +79,7 @@ from frontends.pypto.values import (
 )
 from tileir.backends.pypto.emitter import HELPER_OPS
 from tileir.diagnostics import TileirError
-from tileir.dialect import dtypes, optable, pto
+from tileir.dialect import dtypes, optable, pto, shapes
 
 MAX_INLINE_DEPTH = 64
 
@@ -1997,8 +1996,8 @@ class Translator:
         elem = elems.pop()
         vals = [v if _is_tile(v) else self.scalar(v, elem, node) for v in vals]
         try:
-            shape = infer.broadcast(*[_shape(v.type) if _is_tile(v) else () for v in vals])
-        except infer.ShapeError as e:
+            shape = shapes.broadcast(*[_shape(v.type) if _is_tile(v) else () for v in vals])
+        except shapes.ShapeError as e:
             self.fail(node, f"pypto.{spec.pypto}: {e}")
         if spec.kind == "unary":
             op = spec.op(vals[0])
@@ -2033,8 +2032,8 @@ class Translator:
         dim = self.const_int(self.resolve(b["dim"], node), node, f"pypto.{spec.pypto} dim")
         keepdim = bool(b["keepdim"])
         try:
-            shape = infer.reduce(_shape(x.type), dim, keepdim)
-        except infer.ShapeError as e:
+            shape = shapes.reduce(_shape(x.type), dim, keepdim)
+        except shapes.ShapeError as e:
             self.fail(node, f"pypto.{spec.pypto}: {e}")
         return self.emit(spec.op(x, dim, keepdim, TensorType(_elem(x.type), shape)), node).results[
             0
@@ -2130,9 +2129,9 @@ class Translator:
         x = self.tile(src, node)
         ttype, _ = self.tensor_type(_elem(x.type), self.infer_minus_one(x, shape, node), node)
         try:
-            infer.reshape(_shape(x.type), ttype.get_shape())
-        except infer.ShapeError as e:
-            self.fail(node, f"pypto.{e}")
+            shapes.reshape(_shape(x.type), ttype.get_shape())
+        except shapes.ShapeError as e:
+            self.fail(node, f"pypto.reshape {e}")
         valid = (
             None if b["valid_shape"] is None else self.mixed(b["valid_shape"], node, "valid_shape")
         )
@@ -2164,8 +2163,8 @@ class Translator:
         d0 = self.const_int(b["dim0"], node, "dim0")
         d1 = self.const_int(b["dim1"], node, "dim1")
         try:
-            shape = infer.transpose(_shape(x.type), d0, d1)
-        except infer.ShapeError as e:
+            shape = shapes.transpose(_shape(x.type), d0, d1)
+        except shapes.ShapeError as e:
             self.fail(node, f"pypto.transpose: {e}")
         return self.emit(
             pto.TransposeOp(x, d0, d1, TensorType(_elem(x.type), shape)), node
@@ -2181,17 +2180,17 @@ class Translator:
         if len(elems) > 1:
             self.fail(node, "pypto.concat of tensors with different element types")
         try:
-            shape = infer.concat([_shape(t.type) for t in tiles], dim)
-        except infer.ShapeError as e:
-            self.fail(node, f"pypto.{e}")
+            shape = shapes.concat([_shape(t.type) for t in tiles], dim)
+        except shapes.ShapeError as e:
+            self.fail(node, f"pypto.concat {e}")
         return self.emit(pto.ConcatOp(tiles, dim, TensorType(elems.pop(), shape)), node).results[0]
 
     def call_unsqueeze(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
         x = self.tile(b["input"], node)
         dim = self.const_int(b["dim"], node, "pypto.unsqueeze dim")
         try:
-            shape = infer.unsqueeze(_shape(x.type), dim)
-        except infer.ShapeError as e:
+            shape = shapes.unsqueeze(_shape(x.type), dim)
+        except shapes.ShapeError as e:
             self.fail(node, f"pypto.unsqueeze: {e}")
         return self.emit(pto.UnsqueezeOp(x, dim, TensorType(_elem(x.type), shape)), node).results[0]
 
@@ -2203,9 +2202,9 @@ class Translator:
         if any(d <= 0 for d in target):
             self.fail(node, f"pypto.expand_clone shape {target} needs sizes > 0")
         try:
-            shape = infer.expand(_shape(x.type), target)
-        except infer.ShapeError as e:
-            self.fail(node, f"pypto.{e}")
+            shape = shapes.expand(_shape(x.type), target)
+        except shapes.ShapeError as e:
+            self.fail(node, f"pypto.expand_clone {e}")
         return self.emit(pto.ExpandCloneOp(x, TensorType(_elem(x.type), shape)), node).results[0]
 
     def call_cast(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
@@ -2266,10 +2265,10 @@ class Translator:
         elem = _elem(tiles[0].type)
         vals = [v if _is_tile(v) else self.scalar(v, elem, node) for v in vals]
         try:
-            shape = infer.broadcast(
+            shape = shapes.broadcast(
                 _shape(cond.type), *[_shape(v.type) if _is_tile(v) else () for v in vals]
             )
-        except infer.ShapeError as e:
+        except shapes.ShapeError as e:
             self.fail(node, f"pypto.where: {e}")
         return self.emit(
             pto.WhereOp(cond, vals[0], vals[1], TensorType(elem, shape)), node
@@ -2297,9 +2296,9 @@ class Translator:
                 bias = self.tile(params["bias_tensor"], node, "bias_tensor")
         a_trans, b_trans = bool(b["a_trans"]), bool(b["b_trans"])
         try:
-            shape = infer.matmul(_shape(a.type), _shape(m2.type), a_trans=a_trans, b_trans=b_trans)
-        except infer.ShapeError as e:
-            self.fail(node, f"pypto.{e}")
+            shape = shapes.matmul(_shape(a.type), _shape(m2.type), a_trans=a_trans, b_trans=b_trans)
+        except shapes.ShapeError as e:
+            self.fail(node, f"pypto.matmul {e}")
         op = pto.MatmulOp(
             a, m2, TensorType(out.mlir, shape), bias=bias, a_trans=a_trans, b_trans=b_trans
         )
@@ -2309,9 +2308,9 @@ class Translator:
         x = self.tile(b["input"], node)
         mode = self.const_int(b["pattern_mode"], node, "pattern_mode")
         try:
-            shape = infer.gathermask(_shape(x.type), mode)
-        except infer.ShapeError as e:
-            self.fail(node, f"pypto.{e}")
+            shape = shapes.gathermask(_shape(x.type), mode)
+        except shapes.ShapeError as e:
+            self.fail(node, f"pypto.gathermask {e}")
         return self.emit(pto.GathermaskOp(x, mode, TensorType(_elem(x.type), shape)), node).results[
             0
         ]
@@ -2321,8 +2320,8 @@ class Translator:
         idx = self.tile(b["index"], node, f"pypto.{name} index")
         dim = self.const_int(b["dim"], node, f"pypto.{name} dim")
         try:
-            shape = getattr(infer, name)(_shape(x.type), _shape(idx.type), dim)
-        except infer.ShapeError as e:
+            shape = getattr(shapes, name)(_shape(x.type), _shape(idx.type), dim)
+        except shapes.ShapeError as e:
             self.fail(node, f"pypto.{name}: {e}")
         return self.emit(op_cls(x, dim, idx, TensorType(_elem(x.type), shape)), node).results[0]
 
@@ -2337,9 +2336,9 @@ class Translator:
         k = self.const_int(b["k"], node, "pypto.topk k")
         dim = -1 if b["dim"] is None else self.const_int(b["dim"], node, "pypto.topk dim")
         try:
-            shape = infer.topk(_shape(x.type), k, dim)
-        except infer.ShapeError as e:
-            self.fail(node, f"pypto.{e}")
+            shape = shapes.topk(_shape(x.type), k, dim)
+        except shapes.ShapeError as e:
+            self.fail(node, f"pypto.topk {e}")
         op = pto.TopkOp(
             x, k, dim, bool(b["largest"]), TensorType(_elem(x.type), shape), TensorType(i32, shape)
         )

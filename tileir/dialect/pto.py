@@ -27,8 +27,8 @@ Offsets, shapes and valid shapes are mixed static / dynamic index lists, as in M
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -94,12 +94,18 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from tileir.dialect import shapes
 from tileir.dialect.dtypes import ELEMENT_TYPES, is_element_type
+
+# GATHERMASK_MODES and broadcast_shapes are re-exported: back ends and test strategies
+# use them through `pto`.
+from tileir.dialect.shapes import GATHERMASK_MODES as GATHERMASK_MODES
+from tileir.dialect.shapes import ShapeError
+from tileir.dialect.shapes import broadcast_shapes as broadcast_shapes
 
 CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 """PyPTO's `pypto.CastMode` members, lower case without the `CAST_` prefix."""
 
-GATHERMASK_MODES = range(1, 8)
 MAX_TILE_RANK = 4
 
 ScalarType = base(IndexType) | base(IntegerType) | AnyFloatConstr
@@ -128,35 +134,27 @@ def _check_element_type(op: Operation, t: Attribute, what: str) -> None:
         )
 
 
-def _norm_dim(op: Operation, dim: int, rank: int, what: str = "dim") -> int:
-    if not -rank <= dim < rank:
+_T = TypeVar("_T")
+
+
+def _rule(op: Operation, rule: Callable[..., _T], *args: object, **kwargs: object) -> _T:
+    """Apply a rule of `shapes` (shared with the frontend), naming the op in its error."""
+    try:
+        return rule(*args, **kwargs)
+    except ShapeError as e:
+        raise VerifyException(f"'{op.name}' {e}") from None
+
+
+def _expect_result(
+    op: Operation, actual: Sequence[int], expected: Sequence[int], *, exact: bool = True
+) -> None:
+    """The result type must have the shape the rule computed (`exact=False`: a `?` on
+    either side matches any size)."""
+    ok = tuple(actual) == tuple(expected) if exact else shapes.shapes_compatible(expected, actual)
+    if not ok:
         raise VerifyException(
-            f"'{op.name}' {what} {dim} is out of range for a rank-{rank} operand "
-            f"(expected {-rank} <= {what} < {rank})"
+            f"'{op.name}' result shape {shapes.fmt(actual)} should be {shapes.fmt(expected)}"
         )
-    return dim % rank
-
-
-def _dims_compatible(a: int, b: int) -> bool:
-    return a == b or a == DYNAMIC_INDEX or b == DYNAMIC_INDEX
-
-
-def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
-    """Right-aligned numpy broadcasting of two static-or-dynamic shapes; None if illegal."""
-    rank = max(len(a), len(b))
-    pa = (1,) * (rank - len(a)) + tuple(a)
-    pb = (1,) * (rank - len(b)) + tuple(b)
-    out: list[int] = []
-    for x, y in zip(pa, pb):
-        if x == 1:
-            out.append(y)
-        elif y == 1:
-            out.append(x)
-        elif _dims_compatible(x, y):
-            out.append(x if x != DYNAMIC_INDEX else y)
-        else:
-            return None
-    return tuple(out)
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -642,15 +640,6 @@ def _same_elem(op: Operation, a: Attribute, b: Attribute) -> None:
         raise VerifyException(f"'{op.name}' changes the element type from {_elem(a)} to {_elem(b)}")
 
 
-def _count(shape: Sequence[int]) -> int | None:
-    n = 1
-    for s in shape:
-        if s == DYNAMIC_INDEX:
-            return None
-        n *= s
-    return n
-
-
 @irdl_op_definition
 class ReshapeOp(IRDLOperation):
     """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`."""
@@ -694,13 +683,8 @@ class ReshapeOp(IRDLOperation):
         a, b = self.input.type, self.result.type
         _same_elem(self, a, b)
         verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in _shape(b)], "result")
-        na, nb = _count(_shape(a)), _count(_shape(b))
-        if na is not None and nb is not None and na != nb:
-            raise VerifyException(
-                f"'pto.reshape' from {list(_shape(a))} ({na} elements) to "
-                f"{list(_shape(b))} ({nb} elements) changes the element count"
-            )
-        if (na is None or nb is None) and self.inplace is None:
+        _rule(self, shapes.reshape, _shape(a), _shape(b))
+        if DYNAMIC_INDEX in (*_shape(a), *_shape(b)) and self.inplace is None:
             raise VerifyException(
                 "'pto.reshape' with dynamic shapes must be inplace (PyPTO rule); add `inplace`"
             )
@@ -767,15 +751,15 @@ class TransposeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        shape = list(_shape(self.input.type))
-        d0 = _norm_dim(self, self.dim0.value.data, len(shape), "dim0")
-        d1 = _norm_dim(self, self.dim1.value.data, len(shape), "dim1")
-        shape[d0], shape[d1] = shape[d1], shape[d0]
+        expected = _rule(
+            self,
+            shapes.transpose,
+            _shape(self.input.type),
+            self.dim0.value.data,
+            self.dim1.value.data,
+        )
         _same_elem(self, self.input.type, self.result.type)
-        if tuple(shape) != _shape(self.result.type):
-            raise VerifyException(
-                f"'pto.transpose' result shape {list(_shape(self.result.type))} should be {shape}"
-            )
+        _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
@@ -797,29 +781,12 @@ class ConcatOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not self.tensors:
-            raise VerifyException("'pto.concat' needs at least one tensor")
-        shapes = [_shape(t.type) for t in self.tensors]
-        rank = len(shapes[0])
-        d = _norm_dim(self, self.dim.value.data, rank)
-        total = 0
-        for i, (s, t) in enumerate(zip(shapes, self.tensors)):
+        expected = _rule(
+            self, shapes.concat, [_shape(t.type) for t in self.tensors], self.dim.value.data
+        )
+        for t in (*self.tensors, self.result):
             _same_elem(self, self.tensors[0].type, t.type)
-            if len(s) != rank or any(
-                not _dims_compatible(a, b) for k, (a, b) in enumerate(zip(s, shapes[0])) if k != d
-            ):
-                raise VerifyException(
-                    f"'pto.concat' operand #{i} shape {list(s)} does not match "
-                    f"{list(shapes[0])} outside dim {d}"
-                )
-            total = DYNAMIC_INDEX if DYNAMIC_INDEX in (total, s[d]) else total + s[d]
-        expected = list(shapes[0])
-        expected[d] = total
-        _same_elem(self, self.tensors[0].type, self.result.type)
-        if any(not _dims_compatible(a, b) for a, b in zip(expected, _shape(self.result.type))):
-            raise VerifyException(
-                f"'pto.concat' result shape {list(_shape(self.result.type))} should be {expected}"
-            )
+        _expect_result(self, _shape(self.result.type), expected, exact=False)
 
 
 @irdl_op_definition
@@ -841,14 +808,9 @@ class UnsqueezeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        shape = list(_shape(self.input.type))
-        d = _norm_dim(self, self.dim.value.data, len(shape) + 1)
-        shape.insert(d, 1)
+        expected = _rule(self, shapes.unsqueeze, _shape(self.input.type), self.dim.value.data)
         _same_elem(self, self.input.type, self.result.type)
-        if tuple(shape) != _shape(self.result.type):
-            raise VerifyException(
-                f"'pto.unsqueeze' result shape {list(_shape(self.result.type))} should be {shape}"
-            )
+        _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
@@ -866,13 +828,8 @@ class ExpandCloneOp(IRDLOperation):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        a, b = _shape(self.input.type), _shape(self.result.type)
         _same_elem(self, self.input.type, self.result.type)
-        if len(a) != len(b) or any(x != 1 and not _dims_compatible(x, y) for x, y in zip(a, b)):
-            raise VerifyException(
-                f"'pto.expand_clone' cannot expand {list(a)} to {list(b)}: only size-1 dims "
-                "expand and the rank must match"
-            )
+        _rule(self, shapes.expand, _shape(self.input.type), _shape(self.result.type))
 
 
 @irdl_op_definition
@@ -1005,20 +962,9 @@ def _broadcast_result(op: Operation, operands: Sequence[SSAValue], result: Attri
         raise VerifyException(f"'{op.name}' needs at least one tile operand")
     for t in tiles:
         _check_element_type(op, t.type, "operand")
-    shape: tuple[int, ...] | None = ()
-    for v in operands:
-        assert shape is not None
-        shape = broadcast_shapes(shape, _operand_shape(v.type))
-        if shape is None:
-            shapes = " and ".join(str(list(_operand_shape(o.type))) for o in operands)
-            raise VerifyException(f"'{op.name}' cannot broadcast shapes {shapes}")
-    assert isinstance(result, TensorType) and shape is not None
-    if len(shape) != len(_shape(result)) or any(
-        not _dims_compatible(a, b) for a, b in zip(shape, _shape(result))
-    ):
-        raise VerifyException(
-            f"'{op.name}' result shape {list(_shape(result))} should be {list(shape)}"
-        )
+    expected = _rule(op, shapes.broadcast, *[_operand_shape(v.type) for v in operands])
+    assert isinstance(result, TensorType)
+    _expect_result(op, _shape(result), expected, exact=False)
 
 
 class BinaryOp(IRDLOperation):
@@ -1254,28 +1200,19 @@ class ReduceOp(IRDLOperation):
             result_types=[result_type],
         )
 
-    @staticmethod
-    def reduced_shape(shape: Sequence[int], dim: int, keepdim: bool) -> list[int]:
-        d = dim % len(shape)
-        out = list(shape)
-        if keepdim:
-            out[d] = 1
-        else:
-            del out[d]
-        return out
+    reduced_shape = staticmethod(shapes.reduced_shape)
 
     def verify_(self) -> None:
-        shape = _shape(self.input.type)
-        _norm_dim(self, self.dim.value.data, len(shape))
+        expected = _rule(
+            self,
+            shapes.reduce,
+            _shape(self.input.type),
+            self.dim.value.data,
+            self.keepdim is not None,
+        )
         _check_element_type(self, self.input.type, "operand")
         _same_elem(self, self.input.type, self.result.type)
-        expected = self.reduced_shape(shape, self.dim.value.data, self.keepdim is not None)
-        if not expected:
-            expected = [1]
-        if list(_shape(self.result.type)) != expected:
-            raise VerifyException(
-                f"'{self.name}' result shape {list(_shape(self.result.type))} should be {expected}"
-            )
+        _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
@@ -1335,34 +1272,28 @@ class MatmulOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b, r = _shape(self.a.type), _shape(self.b.type), _shape(self.result.type)
-        if len(a) not in (2, 3) or len(b) not in (2, 3):
-            raise VerifyException(
-                f"'pto.matmul' operands must be 2-D or 3-D, got {list(a)} and {list(b)}"
-            )
+        expected = _rule(
+            self,
+            shapes.matmul,
+            a,
+            b,
+            a_trans=self.a_trans is not None,
+            b_trans=self.b_trans is not None,
+        )
         _check_element_type(self, self.result.type, "result")
         if _elem(self.a.type) != _elem(self.b.type):
             raise VerifyException(
                 f"'pto.matmul' operand element types differ: {_elem(self.a.type)} and "
                 f"{_elem(self.b.type)}"
             )
-        m, ka = (a[-1], a[-2]) if self.a_trans else (a[-2], a[-1])
-        kb, n = (b[-1], b[-2]) if self.b_trans else (b[-2], b[-1])
-        if not _dims_compatible(ka, kb):
-            raise VerifyException(
-                f"'pto.matmul' contraction dims differ: a gives K={ka}, b gives K={kb} "
-                f"(a_trans={self.a_trans is not None}, b_trans={self.b_trans is not None})"
-            )
-        batch = broadcast_shapes(a[:-2], b[:-2])
-        if batch is None:
-            raise VerifyException(
-                f"'pto.matmul' batch dims {list(a[:-2])} and {list(b[:-2])} do not broadcast"
-            )
-        expected = [*batch, m, n]
-        if len(expected) != len(r) or any(not _dims_compatible(x, y) for x, y in zip(expected, r)):
-            raise VerifyException(f"'pto.matmul' result shape {list(r)} should be {expected}")
+        _expect_result(self, r, expected, exact=False)
         if self.bias is not None:
+            n = expected[-1]
             bs = _shape(self.bias.type)
-            if bs[-1] != n and not _dims_compatible(bs[-1], n) or _count(bs[:-1]) not in (1, None):
+            if not shapes.dims_compatible(bs[-1], n) or shapes.element_count(bs[:-1]) not in (
+                1,
+                None,
+            ):
                 raise VerifyException(
                     f"'pto.matmul' bias shape {list(bs)} should be [{n}] or [1, {n}]"
                 )
@@ -1390,25 +1321,14 @@ class GathermaskOp(IRDLOperation):
             result_types=[result_type],
         )
 
-    @staticmethod
-    def stride(mode: int) -> int:
-        return 2 if mode in (1, 2) else 4 if mode in (3, 4, 5, 6) else 1
+    stride = staticmethod(shapes.gathermask_stride)
 
     def verify_(self) -> None:
-        mode = self.pattern_mode.value.data
-        if mode not in GATHERMASK_MODES:
-            raise VerifyException(f"'pto.gathermask' pattern_mode {mode} is not in 1..7")
-        a, r = _shape(self.input.type), _shape(self.result.type)
+        expected = _rule(
+            self, shapes.gathermask, _shape(self.input.type), self.pattern_mode.value.data
+        )
         _same_elem(self, self.input.type, self.result.type)
-        step = self.stride(mode)
-        if a[-1] != DYNAMIC_INDEX and a[-1] % step:
-            raise VerifyException(
-                f"'pto.gathermask' last dim {a[-1]} is not a multiple of {step} "
-                f"(pattern_mode {mode})"
-            )
-        expected = [*a[:-1], a[-1] // step if a[-1] != DYNAMIC_INDEX else DYNAMIC_INDEX]
-        if list(r) != expected:
-            raise VerifyException(f"'pto.gathermask' result shape {list(r)} should be {expected}")
+        _expect_result(self, _shape(self.result.type), expected)
 
 
 class _IndexOp(IRDLOperation):
@@ -1434,10 +1354,9 @@ class _IndexOp(IRDLOperation):
             result_types=[result_type],
         )
 
-    def expected_shape(self) -> list[int]:
-        a, i = _shape(self.input.type), _shape(self.index.type)
-        d = _norm_dim(self, self.dim.value.data, len(a))
-        return [*a[:d], *i, *a[d + 1 :]]
+    def expected_shape(self) -> shapes.Shape:
+        """The result shape by this op's rule in `shapes` (a VerifyException if none)."""
+        raise NotImplementedError
 
     def verify_(self) -> None:
         if not isinstance(_elem(self.index.type), IntegerType) or _elem(self.index.type) == i1:
@@ -1446,11 +1365,7 @@ class _IndexOp(IRDLOperation):
                 "an integer type"
             )
         _same_elem(self, self.input.type, self.result.type)
-        expected = self.expected_shape()
-        if list(_shape(self.result.type)) != expected:
-            raise VerifyException(
-                f"'{self.name}' result shape {list(_shape(self.result.type))} should be {expected}"
-            )
+        _expect_result(self, _shape(self.result.type), self.expected_shape())
 
 
 @irdl_op_definition
@@ -1461,14 +1376,14 @@ class GatherOp(_IndexOp):
 
     name = "pto.gather"
 
-    def expected_shape(self) -> list[int]:
-        a, i = _shape(self.input.type), _shape(self.index.type)
-        _norm_dim(self, self.dim.value.data, len(a))
-        if len(i) != len(a):
-            raise VerifyException(
-                f"'pto.gather' index rank {len(i)} differs from the input rank {len(a)}"
-            )
-        return list(i)
+    def expected_shape(self) -> shapes.Shape:
+        return _rule(
+            self,
+            shapes.gather,
+            _shape(self.input.type),
+            _shape(self.index.type),
+            self.dim.value.data,
+        )
 
 
 @irdl_op_definition
@@ -1478,6 +1393,15 @@ class IndexSelectOp(_IndexOp):
     `[1, S, H]`, the Embedding lookup)."""
 
     name = "pto.index_select"
+
+    def expected_shape(self) -> shapes.Shape:
+        return _rule(
+            self,
+            shapes.index_select,
+            _shape(self.input.type),
+            _shape(self.index.type),
+            self.dim.value.data,
+        )
 
 
 @irdl_op_definition
@@ -1517,20 +1441,12 @@ class TopkOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        shape = list(_shape(self.input.type))
-        d = _norm_dim(self, self.dim.value.data, len(shape))
-        k = self.k.value.data
-        if k <= 0 or (shape[d] != DYNAMIC_INDEX and k > shape[d]):
-            raise VerifyException(
-                f"'pto.topk' k={k} must be in 1..{shape[d]} (the size of dim {d})"
-            )
-        shape[d] = k
+        expected = _rule(
+            self, shapes.topk, _shape(self.input.type), self.k.value.data, self.dim.value.data
+        )
         _same_elem(self, self.input.type, self.values.type)
         for r in (self.values, self.indices):
-            if list(_shape(r.type)) != shape:
-                raise VerifyException(
-                    f"'pto.topk' result shape {list(_shape(r.type))} should be {shape}"
-                )
+            _expect_result(self, _shape(r.type), expected)
         if not isinstance(_elem(self.indices.type), IntegerType):
             raise VerifyException("'pto.topk' indices must have an integer element type")
 

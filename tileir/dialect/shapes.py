@@ -1,0 +1,233 @@
+"""Result-shape rules of the PyPTO ops, the one place they are written.
+
+Two callers need the same rules at different times: the frontend gives every op its
+result type before building it (and must blame the user's call, `pypto.add` at line
+12), and each op's verifier checks a built op's result type (and must name the op).
+Both call these pure functions and wrap `ShapeError` in their own located error, so a
+rule changed here changes for both.
+
+Shapes are tuples of ints with `DYNAMIC_INDEX` for a `?` dim; a `?` matches any size.
+Messages name the problem, not the op (the caller puts the op in front)::
+
+    >>> matmul((2, 16, 32), (64, 32), a_trans=False, b_trans=True)
+    (2, 16, 64)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+
+Shape = tuple[int, ...]
+
+GATHERMASK_MODES = range(1, 8)
+"""`pypto.gathermask` pattern modes (1/2: one of every 2; 3-6: one of every 4; 7: all)."""
+
+
+class ShapeError(ValueError):
+    """An op's operands (or its attributes) do not fit together; the message says how."""
+
+
+def fmt(shape: Sequence[int]) -> str:
+    """`[8, ?]`: a shape as the error messages print it."""
+    return "[" + ", ".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) + "]"
+
+
+def dims_compatible(a: int, b: int) -> bool:
+    """Equal sizes, or one of them is `?`."""
+    return a == b or a == DYNAMIC_INDEX or b == DYNAMIC_INDEX
+
+
+def shapes_compatible(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Same rank and every dim pair compatible."""
+    return len(a) == len(b) and all(dims_compatible(x, y) for x, y in zip(a, b))
+
+
+def element_count(shape: Sequence[int]) -> int | None:
+    """The number of elements, or None when a dim is `?`."""
+    n = 1
+    for s in shape:
+        if s == DYNAMIC_INDEX:
+            return None
+        n *= s
+    return n
+
+
+def norm_dim(dim: int, rank: int, what: str = "dim") -> int:
+    """`dim` as an index in 0..rank-1 (Python-style negative dims allowed)."""
+    if not -rank <= dim < rank:
+        raise ShapeError(
+            f"{what} {dim} is out of range for a rank-{rank} operand "
+            f"(expected {-rank} <= {what} < {rank})"
+        )
+    return dim % rank
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape | None:
+    """Right-aligned numpy broadcasting of two shapes; None if they do not broadcast."""
+    rank = max(len(a), len(b))
+    pa = (1,) * (rank - len(a)) + tuple(a)
+    pb = (1,) * (rank - len(b)) + tuple(b)
+    out: list[int] = []
+    for x, y in zip(pa, pb):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif dims_compatible(x, y):
+            out.append(x if x != DYNAMIC_INDEX else y)
+        else:
+            return None
+    return tuple(out)
+
+
+def broadcast(*shapes: Sequence[int]) -> Shape:
+    """numpy broadcasting of all operand shapes (a scalar operand is `()`)."""
+    out: Shape | None = ()
+    for s in shapes:
+        assert out is not None
+        out = broadcast_shapes(out, s)
+        if out is None:
+            raise ShapeError("cannot broadcast shapes " + " and ".join(fmt(x) for x in shapes))
+    assert out is not None
+    return out
+
+
+def reduced_shape(shape: Sequence[int], dim: int, keepdim: bool) -> list[int]:
+    """`shape` with dim `dim` set to 1 (keepdim) or dropped; may be empty (no check)."""
+    d = dim % len(shape)
+    out = list(shape)
+    if keepdim:
+        out[d] = 1
+    else:
+        del out[d]
+    return out
+
+
+def reduce(shape: Sequence[int], dim: int, keepdim: bool) -> Shape:
+    """`pypto.sum / amax / amin`: a full reduction of a 1-D tile is `[1]`, not a scalar."""
+    norm_dim(dim, len(shape))
+    return tuple(reduced_shape(shape, dim, keepdim)) or (1,)
+
+
+def matmul(a: Sequence[int], b: Sequence[int], *, a_trans: bool, b_trans: bool) -> Shape:
+    """2-D or batched 3-D; batch dims broadcast."""
+    if len(a) not in (2, 3) or len(b) not in (2, 3):
+        raise ShapeError(f"operands must be 2-D or 3-D, got {fmt(a)} and {fmt(b)}")
+    m, ka = (a[-1], a[-2]) if a_trans else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if b_trans else (b[-2], b[-1])
+    if not dims_compatible(ka, kb):
+        raise ShapeError(
+            f"contraction dims differ: a {fmt(a)}{' (a_trans)' if a_trans else ''} "
+            f"gives K={ka}, b {fmt(b)}{' (b_trans)' if b_trans else ''} gives K={kb}"
+        )
+    batch = broadcast_shapes(a[:-2], b[:-2])
+    if batch is None:
+        raise ShapeError(f"batch dims {fmt(a[:-2])} and {fmt(b[:-2])} do not broadcast")
+    return (*batch, m, n)
+
+
+def concat(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
+    """Sizes add up along `dim`; every other dim must match."""
+    if not shapes:
+        raise ShapeError("needs at least one tensor")
+    first = shapes[0]
+    rank = len(first)
+    d = norm_dim(dim, rank)
+    total = 0
+    for i, s in enumerate(shapes):
+        if len(s) != rank or any(
+            not dims_compatible(a, b) for k, (a, b) in enumerate(zip(s, first)) if k != d
+        ):
+            raise ShapeError(
+                f"operand #{i} shape {fmt(s)} does not match {fmt(first)} outside dim {d}"
+            )
+        total = DYNAMIC_INDEX if DYNAMIC_INDEX in (total, s[d]) else total + s[d]
+    out = list(first)
+    out[d] = total
+    return tuple(out)
+
+
+def transpose(shape: Sequence[int], dim0: int, dim1: int) -> Shape:
+    out = list(shape)
+    d0, d1 = norm_dim(dim0, len(shape), "dim0"), norm_dim(dim1, len(shape), "dim1")
+    out[d0], out[d1] = out[d1], out[d0]
+    return tuple(out)
+
+
+def unsqueeze(shape: Sequence[int], dim: int) -> Shape:
+    out = list(shape)
+    out.insert(norm_dim(dim, len(shape) + 1), 1)
+    return tuple(out)
+
+
+def expand(shape: Sequence[int], target: Sequence[int]) -> Shape:
+    """`pypto.expand_clone`: only size-1 dims grow."""
+    if len(shape) != len(target) or any(
+        a != 1 and not dims_compatible(a, b) for a, b in zip(shape, target)
+    ):
+        raise ShapeError(
+            f"cannot expand {fmt(shape)} to {fmt(target)}: only size-1 dims expand and the "
+            "rank must match"
+        )
+    return tuple(target)
+
+
+def reshape(shape: Sequence[int], target: Sequence[int]) -> Shape:
+    """The element count stays (checked only when both shapes are static)."""
+    na, nb = element_count(shape), element_count(target)
+    if na is not None and nb is not None and na != nb:
+        raise ShapeError(
+            f"from {fmt(shape)} ({na} elements) to {fmt(target)} ({nb} elements) changes the "
+            "element count"
+        )
+    return tuple(target)
+
+
+def gather(shape: Sequence[int], index: Sequence[int], dim: int) -> Shape:
+    """torch.gather, as PyPTO 0.2.0 has it: the result has the index's shape, and the
+    index has the input's rank and is no larger outside `dim`."""
+    d = norm_dim(dim, len(shape))
+    if len(index) != len(shape) or any(
+        i > s and DYNAMIC_INDEX not in (i, s)
+        for k, (i, s) in enumerate(zip(index, shape))
+        if k != d
+    ):
+        raise ShapeError(
+            f"index {fmt(index)} must have the rank of the input {fmt(shape)} and be "
+            f"no larger outside dim {dim}"
+        )
+    return tuple(index)
+
+
+def index_select(shape: Sequence[int], index: Sequence[int], dim: int) -> Shape:
+    """`np.take`, as PyPTO 0.2.0 traces it: the index's shape replaces dim `dim`
+    (`[V, H]` by a `[1, S]` index at dim 0 is `[1, S, H]`, the Embedding lookup)."""
+    d = norm_dim(dim, len(shape))
+    return (*shape[:d], *index, *shape[d + 1 :])
+
+
+def gathermask_stride(mode: int) -> int:
+    """How many elements of the last dim one kept element stands for."""
+    return 2 if mode in (1, 2) else 4 if mode in (3, 4, 5, 6) else 1
+
+
+def gathermask(shape: Sequence[int], mode: int) -> Shape:
+    if mode not in GATHERMASK_MODES:
+        raise ShapeError(f"pattern_mode {mode} is not in 1..7")
+    step = gathermask_stride(mode)
+    last = shape[-1]
+    if last != DYNAMIC_INDEX and last % step:
+        raise ShapeError(f"last dim {last} is not a multiple of {step} (pattern_mode {mode})")
+    return (*shape[:-1], last // step if last != DYNAMIC_INDEX else DYNAMIC_INDEX)
+
+
+def topk(shape: Sequence[int], k: int, dim: int) -> Shape:
+    """Both results (values and indices) have this shape."""
+    d = norm_dim(dim, len(shape))
+    if k <= 0 or (shape[d] != DYNAMIC_INDEX and k > shape[d]):
+        raise ShapeError(f"k={k} must be in 1..{shape[d]} (the size of dim {d})")
+    out = list(shape)
+    out[d] = k
+    return tuple(out)
