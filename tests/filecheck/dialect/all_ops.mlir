@@ -126,6 +126,12 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   } -> tensor<4x8xf32>
   // CHECK: pto.stage "cube" label "linear" tile [4, 8] {
   // CHECK: } -> tensor<4x8xf32>
+  %sg = pto.stitch size 2 max 4 {
+    %s0 = pto.exp %x : tensor<4x16xf32>
+    pto.yield %s0 : tensor<4x16xf32>
+  } -> tensor<4x16xf32>
+  // CHECK: pto.stitch size 2 max 4 {
+  // CHECK: } -> tensor<4x16xf32>
   %tf = pto.transfer %st from "cube" to "vector" : tensor<4x8xf32>
   // CHECK: pto.transfer %{{.*}} from "cube" to "vector" : tensor<4x8xf32>
   pto.assemble %tf into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>
