@@ -3,7 +3,9 @@
 Every kernel file under this package is a plain PyPTO source file (``import pypto`` and
 ``@pypto.frontend.jit`` kernels) that compiles with ``pypto==0.2.0``.  This module does not
 import those files (that would need ``pypto``): it reads their module-level constants and
-kernel signatures from the source, so the shapes live in one place, the top of each file.
+kernel signatures with the PyPTO frontend's own module-level evaluator (which reads source
+and never imports ``pypto``), so the shapes live in one place, the top of each file, and
+the registry and the frontend cannot read them differently.
 
 ``SEED_KERNELS`` lists one :class:`SeedKernel` per kernel, each with input generation and an
 independent numpy golden (:mod:`frontends.kernels.goldens`)::
@@ -17,7 +19,6 @@ independent numpy golden (:mod:`frontends.kernels.goldens`)::
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -27,32 +28,14 @@ from typing import Any
 import numpy as np
 
 from frontends.kernels import goldens as g
+from frontends.pypto.translator import Translator
+from frontends.pypto.values import TensorSpec
+from tileir.diagnostics import TileirError
+from tileir.dialect.dtypes import BY_SHORT, ElementType
 
 __all__ = ["KERNEL_DIR", "SEED_KERNELS", "SeedKernel", "kernel_by_name", "module_constants"]
 
 KERNEL_DIR = Path(__file__).resolve().parent
-
-#: PyPTO dtype names -> the registry's dtype names.
-PYPTO_DTYPES = {
-    "DT_BF16": "bf16",
-    "DT_FP16": "f16",
-    "DT_FP32": "f32",
-    "DT_INT8": "i8",
-    "DT_INT32": "i32",
-    "DT_INT64": "i64",
-    "DT_BOOL": "i1",
-}
-
-#: The registry's dtype names -> numpy dtypes.
-NUMPY_DTYPES: dict[str, Any] = {
-    "bf16": g.BF16,
-    "f16": np.float16,
-    "f32": np.float32,
-    "i8": np.int8,
-    "i32": np.int32,
-    "i64": np.int64,
-    "i1": np.bool_,
-}
 
 Arg = tuple[str, tuple[int, ...], str]
 Arrays = dict[str, np.ndarray]
@@ -100,96 +83,65 @@ class SeedKernel:
 # Reading constants and signatures from a kernel file (no pypto import)
 # --------------------------------------------------------------------------------------------
 
-_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-
-
-class _NotConstant(Exception):
-    pass
-
-
-def _eval(node: ast.expr, env: Mapping[str, Any]) -> Any:
-    """Evaluate the small constant language of the kernel files' module level."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in env:
-        return env[node.id]
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_eval(node.left, env), _eval(node.right, env))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _eval(node.operand, env)
-        return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_eval(e, env) for e in node.elts]
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "pypto"
-        and node.attr in PYPTO_DTYPES
-    ):
-        return PYPTO_DTYPES[node.attr]
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("len", "min", "max")
-    ):
-        fn = {"len": len, "min": min, "max": max}[node.func.id]
-        return fn(*[_eval(a, env) for a in node.args])
-    raise _NotConstant(ast.dump(node))
-
 
 @cache
-def _parse(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(), filename=str(path))
+def _module(path: Path) -> Translator:
+    """The kernel file's module level, evaluated by the frontend (kernels are recorded,
+    not traced)."""
+    source = path.read_text(encoding="utf-8")
+    tr = Translator(source, str(path))
+    tr.run_module(ast.parse(source, filename=str(path)))
+    return tr
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(value: Any) -> Any:
+    """A module-level value as the registry reports it: numbers, strings, lists of them,
+    and dtypes by their short name (``"bf16"``); `_NOT_CONSTANT` for anything else."""
+    if isinstance(value, ElementType):
+        return value.short
+    if isinstance(value, int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        items = [_constant(v) for v in value]
+        return _NOT_CONSTANT if _NOT_CONSTANT in items else items
+    return _NOT_CONSTANT
 
 
 @cache
 def module_constants(path: Path) -> Mapping[str, Any]:
     """The module-level constants of a kernel file (ints, floats, lists, dtype names).
 
-    Plain assignments and tuple unpacking (``B, D = 8, 128``) are read; anything else
-    (calls into ``pypto``, ...) is skipped.
+    What the frontend cannot evaluate (calls into ``pypto``, imports, ...) is skipped.
     """
-    env: dict[str, Any] = {}
-    for stmt in _parse(path).body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            continue
-        target = stmt.targets[0]
-        try:
-            if isinstance(target, ast.Name):
-                env[target.id] = _eval(stmt.value, env)
-            elif isinstance(target, ast.Tuple):
-                names = [t.id for t in target.elts if isinstance(t, ast.Name)]
-                values = _eval(stmt.value, env)
-                if len(names) == len(target.elts) == len(values):
-                    env.update(zip(names, values, strict=True))
-        except (_NotConstant, ArithmeticError, TypeError):
-            pass
-    return env
+    return {
+        name: c
+        for name, v in _module(path).module_scope.vars.items()
+        if not name.startswith("__") and (c := _constant(v)) is not _NOT_CONSTANT
+    }
 
 
 def _signature(path: Path, kernel: str) -> list[Arg]:
     """``[(name, shape, dtype)]`` from the ``pypto.Tensor(shape, dtype)`` annotations."""
-    env = module_constants(path)
-    for stmt in _parse(path).body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == kernel:
-            args = []
-            for a in stmt.args.args:
-                ann = a.annotation
-                if not (isinstance(ann, ast.Call) and len(ann.args) == 2):
-                    raise ValueError(
-                        f"{path.name}:{kernel}: argument {a.arg} is not annotated pypto.Tensor(shape, dtype)"
-                    )
-                shape = tuple(int(d) for d in _eval(ann.args[0], env))
-                args.append((a.arg, shape, _eval(ann.args[1], env)))
-            return args
+    tr = _module(path)
+    for k in tr.kernels:
+        if k.node.name != kernel:
+            continue
+        args = []
+        for a in k.node.args.args:
+            try:
+                spec = tr.eval(a.annotation, tr.module_scope) if a.annotation else None
+            except TileirError as e:
+                raise ValueError(f"{path.name}:{kernel}: argument {a.arg}: {e}") from None
+            if not (isinstance(spec, TensorSpec) and all(isinstance(d, int) for d in spec.shape)):
+                raise ValueError(
+                    f"{path.name}:{kernel}: argument {a.arg} is not annotated "
+                    "pypto.Tensor(shape, dtype) with a static shape"
+                )
+            args.append((a.arg, tuple(int(d) for d in spec.shape), spec.dtype.short))
+        return args
     raise ValueError(f"{path.name}: no kernel {kernel}")
 
 
@@ -201,7 +153,7 @@ def _signature(path: Path, kernel: str) -> list[Arg]:
 def _randn(
     rng: np.random.Generator, shape: tuple[int, ...], dtype: str, scale: float = 1.0
 ) -> np.ndarray:
-    return (rng.standard_normal(shape) * scale).astype(NUMPY_DTYPES[dtype])
+    return (rng.standard_normal(shape) * scale).astype(BY_SHORT[dtype].numpy)
 
 
 def _entry(
@@ -244,13 +196,13 @@ def _entry(
 def _rope_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
     _, x_shape, x_dt = a["x"]
     seq, rot_dim = a["cos"][1]
-    cos, sin = g.rope_tables(seq, rot_dim, NUMPY_DTYPES[a["cos"][2]])
+    cos, sin = g.rope_tables(seq, rot_dim, BY_SHORT[a["cos"][2]].numpy)
     return {"x": _randn(rng, x_shape, x_dt), "cos": cos, "sin": sin}
 
 
 def _rope_golden(fn: Callable[..., np.ndarray]):
     def golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
-        return {"out": fn(i["x"], i["cos"], i["sin"], out_dtype=NUMPY_DTYPES[a["out"][2]])}
+        return {"out": fn(i["x"], i["cos"], i["sin"], out_dtype=BY_SHORT[a["out"][2]].numpy)}
 
     return golden
 
@@ -275,7 +227,7 @@ def _x_inputs_named(name: str, scale: float = 1.0):
 
 def _unary_golden(fn: Callable[..., np.ndarray]):
     def golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
-        return {"out": fn(i["x"], out_dtype=NUMPY_DTYPES[a["out"][2]])}
+        return {"out": fn(i["x"], out_dtype=BY_SHORT[a["out"][2]].numpy)}
 
     return golden
 
@@ -285,7 +237,7 @@ def _rms_norm_rope_inputs(
 ) -> Arrays:
     inputs = _rope_inputs(rng, c, a)
     inputs["gamma"] = (1.0 + 0.1 * rng.standard_normal(a["gamma"][1])).astype(
-        NUMPY_DTYPES[a["gamma"][2]]
+        BY_SHORT[a["gamma"][2]].numpy
     )
     return inputs
 
@@ -293,7 +245,7 @@ def _rms_norm_rope_inputs(
 def _rms_norm_rope_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
     return {
         "out": g.rms_norm_rope(
-            i["x"], i["gamma"], i["cos"], i["sin"], c["EPS"], NUMPY_DTYPES[a["out"][2]]
+            i["x"], i["gamma"], i["cos"], i["sin"], c["EPS"], BY_SHORT[a["out"][2]].numpy
         )
     }
 
@@ -304,7 +256,7 @@ def _attention_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[st
 
 def _attention_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
     return {
-        "out": g.decode_attention(i["q"], i["k"], i["v"], c["SCALE"], NUMPY_DTYPES[a["out"][2]])
+        "out": g.decode_attention(i["q"], i["k"], i["v"], c["SCALE"], BY_SHORT[a["out"][2]].numpy)
     }
 
 
@@ -313,7 +265,7 @@ def _router_logits(rng: np.random.Generator, shape: tuple[int, ...], dtype: str)
     that top-k has no ties and one right answer."""
     tokens, experts = shape
     rows = [rng.permutation(experts) for _ in range(tokens)]
-    return ((np.stack(rows) - experts / 2) * 0.125).astype(NUMPY_DTYPES[dtype])
+    return ((np.stack(rows) - experts / 2) * 0.125).astype(BY_SHORT[dtype].numpy)
 
 
 def _moe_sigmoid_inputs(
@@ -321,7 +273,7 @@ def _moe_sigmoid_inputs(
 ) -> Arrays:
     return {
         "logits": _router_logits(rng, a["logits"][1], a["logits"][2]),
-        "bias": rng.uniform(0.0, 0.05, a["bias"][1]).astype(NUMPY_DTYPES[a["bias"][2]]),
+        "bias": rng.uniform(0.0, 0.05, a["bias"][1]).astype(BY_SHORT[a["bias"][2]].numpy),
     }
 
 
@@ -351,14 +303,14 @@ def _linear_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, 
 
 
 def _linear_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
-    return {"out": g.linear(i["x"], i["w"], i["bias"], NUMPY_DTYPES[a["out"][2]])}
+    return {"out": g.linear(i["x"], i["w"], i["bias"], BY_SHORT[a["out"][2]].numpy)}
 
 
 def _embedding_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
     vocab = a["weight"][1][0]
     return {
         "weight": _randn(rng, a["weight"][1], a["weight"][2]),
-        "ids": rng.integers(0, vocab, a["ids"][1]).astype(NUMPY_DTYPES[a["ids"][2]]),
+        "ids": rng.integers(0, vocab, a["ids"][1]).astype(BY_SHORT[a["ids"][2]].numpy),
     }
 
 
@@ -371,7 +323,7 @@ def _repeat_kv_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arr
 
 
 def _mean_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
-    return {"out": g.mean_last(i["x"], NUMPY_DTYPES[a["out"][2]])}
+    return {"out": g.mean_last(i["x"], BY_SHORT[a["out"][2]].numpy)}
 
 
 def _type_as_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
@@ -379,7 +331,7 @@ def _type_as_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str,
 
 
 def _type_as_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
-    return {"out": g.type_as(i["a"], NUMPY_DTYPES[a["out"][2]])}
+    return {"out": g.type_as(i["a"], BY_SHORT[a["out"][2]].numpy)}
 
 
 def _projection_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
@@ -387,13 +339,13 @@ def _projection_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[s
     inputs = {
         "x": _randn(rng, a["x"][1], a["x"][2]),
         "gamma": (1.0 + 0.1 * rng.standard_normal(a["gamma"][1])).astype(
-            NUMPY_DTYPES[a["gamma"][2]]
+            BY_SHORT[a["gamma"][2]].numpy
         ),
     }
     if a["w"][2] == "i8":
         inputs["w"] = rng.integers(-127, 128, a["w"][1]).astype(np.int8)
         w_scale = rng.uniform(0.5, 1.5, a["w_scale"][1]) / (127.0 * np.sqrt(hidden))
-        inputs["w_scale"] = w_scale.astype(NUMPY_DTYPES[a["w_scale"][2]])
+        inputs["w_scale"] = w_scale.astype(BY_SHORT[a["w_scale"][2]].numpy)
     else:
         inputs["w"] = _randn(rng, a["w"][1], a["w"][2], 1.0 / np.sqrt(hidden))
     return inputs
@@ -401,13 +353,15 @@ def _projection_inputs(rng: np.random.Generator, c: Mapping[str, Any], a: dict[s
 
 def _projection_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
     return {
-        "out": g.linear_projection(i["x"], i["gamma"], i["w"], c["EPS"], NUMPY_DTYPES[a["out"][2]])
+        "out": g.linear_projection(
+            i["x"], i["gamma"], i["w"], c["EPS"], BY_SHORT[a["out"][2]].numpy
+        )
     }
 
 
 def _projection_quant_golden(i: Arrays, c: Mapping[str, Any], a: dict[str, Arg]) -> Arrays:
     out = g.linear_projection_quant(
-        i["x"], i["gamma"], i["w"], i["w_scale"], c["EPS"], NUMPY_DTYPES[a["out"][2]]
+        i["x"], i["gamma"], i["w"], i["w_scale"], c["EPS"], BY_SHORT[a["out"][2]].numpy
     )
     return {"out": out}
 
