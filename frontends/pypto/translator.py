@@ -77,7 +77,6 @@ from frontends.pypto.values import (
     SafeModule,
     TensorSpec,
 )
-from tileir.backends.pypto.emitter import HELPER_OPS
 from tileir.diagnostics import TileirError
 from tileir.dialect import dtypes, optable, pto, shapes
 
@@ -555,9 +554,9 @@ class Translator:
                 "know; only plain functions and @pypto.frontend.function helpers can be inlined"
             )
             return
-        if module_level and node.name in HELPER_OPS:
+        if module_level and node.name in optable.HELPER_OPS:
             # The PyPTO emitter's stand-in for an op PyPTO 0.2.0 lacks: read as the op.
-            scope.vars[node.name] = PyptoRef((HELPER_OPS[node.name],))
+            scope.vars[node.name] = PyptoRef((optable.HELPER_OPS[node.name],))
             return
         helper = Helper(node, scope, self.filename, pypto_function=pypto_function)
         args = node.args

@@ -5,6 +5,10 @@ through it, and the numpy back end finds each op's semantics function in
 `tileir.backends.numpy.semantics` by the name given here. Adding an op is one row here,
 its class in `pto.py`, and its semantics function.
 
+Where PyPTO 0.2.0 lacks an op or mishandles it (tanh, erf; sigmoid on tail tiles), the
+PyPTO emitter writes a module-level helper function instead (`tileir_tanh(x)`); `helper`
+names it, and the frontend reads a call of it back as the op (`HELPER_OPS`).
+
 `kind` says how the call's arguments map onto the op, so that the families (unary,
 binary, compare, reduce) need no per-op code anywhere:
 
@@ -39,10 +43,20 @@ class OpSpec:
     """Name of the function in `tileir.backends.numpy.semantics`."""
     python_operator: str | None = None
     """The Python operator that means the same on PyPTO tensors (`+` for add)."""
+    helper: str | None = None
+    """The module-level helper function the emitter writes for this op where PyPTO
+    0.2.0 cannot run `pypto.<name>` (the helper's source text is the emitter's)."""
 
 
-def _row(pypto: str, op: type[IRDLOperation], kind: Kind, operator: str | None = None) -> OpSpec:
-    return OpSpec(pypto, op, kind, pypto, operator)
+def _row(
+    pypto: str,
+    op: type[IRDLOperation],
+    kind: Kind,
+    operator: str | None = None,
+    *,
+    helper: bool = False,
+) -> OpSpec:
+    return OpSpec(pypto, op, kind, pypto, operator, f"tileir_{pypto}" if helper else None)
 
 
 OPS: tuple[OpSpec, ...] = (
@@ -62,9 +76,9 @@ OPS: tuple[OpSpec, ...] = (
     _row("log", pto.LogOp, "unary"),
     _row("sqrt", pto.SqrtOp, "unary"),
     _row("rsqrt", pto.RsqrtOp, "unary"),
-    _row("tanh", pto.TanhOp, "unary"),
-    _row("erf", pto.ErfOp, "unary"),
-    _row("sigmoid", pto.SigmoidOp, "unary"),
+    _row("tanh", pto.TanhOp, "unary", helper=True),
+    _row("erf", pto.ErfOp, "unary", helper=True),
+    _row("sigmoid", pto.SigmoidOp, "unary", helper=True),
     _row("abs", pto.AbsOp, "unary"),
     _row("reciprocal", pto.ReciprocalOp, "unary"),
     _row("relu", pto.ReluOp, "unary"),
@@ -106,3 +120,5 @@ OPS: tuple[OpSpec, ...] = (
 BY_PYPTO: dict[str, OpSpec] = {s.pypto: s for s in OPS}
 BY_OP: dict[type[IRDLOperation], OpSpec] = {s.op: s for s in OPS}
 BY_OPERATOR: dict[str, OpSpec] = {s.python_operator: s for s in OPS if s.python_operator}
+HELPER_OPS: dict[str, str] = {s.helper: s.pypto for s in OPS if s.helper}
+"""Helper function name -> the PyPTO op it stands for (`tileir_tanh` -> `tanh`)."""

@@ -99,7 +99,7 @@ from xdsl.utils.target import Target
 from tileir.diagnostics import TileirError, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
-from tileir.dialect.optable import BY_OP
+from tileir.dialect.optable import BY_OP, HELPER_OPS
 
 __all__ = [
     "HELPER_OPS",
@@ -117,14 +117,6 @@ infinities). Other builtins may be shadowed: the emitted code never calls them."
 
 _ENUM_PATH = re.compile(r"^pypto(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _INT_KEY = re.compile(r"^-?[0-9]+$")
-
-HELPER_OPS: dict[str, str] = {
-    "tileir_tanh": "tanh",
-    "tileir_erf": "erf",
-    "tileir_sigmoid": "sigmoid",
-}
-"""Module-level helper name -> the PyPTO op it stands for. tileir's frontend reads a
-call of one of these helpers as that op, so the round trip keeps `pto.tanh`."""
 
 HELPERS: dict[str, list[str]] = {
     "tanh": [
