@@ -1354,9 +1354,17 @@ class _IndexOp(IRDLOperation):
             result_types=[result_type],
         )
 
+    SHAPE_RULE: ClassVar[Callable[[Sequence[int], Sequence[int], int], shapes.Shape]]
+    """The op's result-shape rule in `shapes`: (input shape, index shape, dim)."""
+
     def expected_shape(self) -> shapes.Shape:
-        """The result shape by this op's rule in `shapes` (a VerifyException if none)."""
-        raise NotImplementedError
+        return _rule(
+            self,
+            type(self).SHAPE_RULE,
+            _shape(self.input.type),
+            _shape(self.index.type),
+            self.dim.value.data,
+        )
 
     def verify_(self) -> None:
         if not isinstance(_elem(self.index.type), IntegerType) or _elem(self.index.type) == i1:
@@ -1375,15 +1383,7 @@ class GatherOp(_IndexOp):
     and the index has the input's rank."""
 
     name = "pto.gather"
-
-    def expected_shape(self) -> shapes.Shape:
-        return _rule(
-            self,
-            shapes.gather,
-            _shape(self.input.type),
-            _shape(self.index.type),
-            self.dim.value.data,
-        )
+    SHAPE_RULE = staticmethod(shapes.gather)
 
 
 @irdl_op_definition
@@ -1393,15 +1393,7 @@ class IndexSelectOp(_IndexOp):
     `[1, S, H]`, the Embedding lookup)."""
 
     name = "pto.index_select"
-
-    def expected_shape(self) -> shapes.Shape:
-        return _rule(
-            self,
-            shapes.index_select,
-            _shape(self.input.type),
-            _shape(self.index.type),
-            self.dim.value.data,
-        )
+    SHAPE_RULE = staticmethod(shapes.index_select)
 
 
 @irdl_op_definition
