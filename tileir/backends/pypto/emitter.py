@@ -119,13 +119,13 @@ _ENUM_PATH = re.compile(r"^pypto(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _INT_KEY = re.compile(r"^-?[0-9]+$")
 
 HELPERS: dict[str, list[str]] = {
-    "tanh": [
+    "tileir_tanh": [
         "def tileir_tanh(x):",
         '    """tanh(x) = 2 / (1 + exp(-2x)) - 1 (PyPTO 0.2.0 has no tanh)."""',
         "    e = pypto.exp(pypto.mul(x, -2.0))",
         "    return pypto.sub(pypto.mul(pypto.reciprocal(pypto.add(e, 1.0)), 2.0), 1.0)",
     ],
-    "erf": [
+    "tileir_erf": [
         "def tileir_erf(x):",
         '    """erf by Abramowitz-Stegun 7.1.26, |error| < 1.5e-7 (PyPTO 0.2.0 has no erf)."""',
         "    t = pypto.reciprocal(pypto.add(pypto.mul(pypto.abs(x), 0.3275911), 1.0))",
@@ -136,7 +136,7 @@ HELPERS: dict[str, list[str]] = {
         "    tail = pypto.mul(pypto.mul(poly, t), pypto.exp(pypto.neg(pypto.mul(x, x))))",
         "    return pypto.mul(pypto.sign(x), pypto.add(pypto.neg(tail), 1.0))",
     ],
-    "sigmoid": [
+    "tileir_sigmoid": [
         "def tileir_sigmoid(x):",
         '    """sigmoid of a tile that may be a tail tile: 1 / (1 + exp(-x)) (PyPTO 0.2.0\'s',
         '    sigmoid builds a ones tensor of the full tile shape and fails on tails)."""',
@@ -659,9 +659,10 @@ class _KernelWriter:
         if isinstance(op, pto.TanhOp | pto.ErfOp) or (
             isinstance(op, pto.SigmoidOp) and _may_be_partial(op.input, self.partial)
         ):
-            name = BY_OP[type(op)].pypto
-            self.helpers.add(name)
-            return f"tileir_{name}({u(op.input)})"
+            helper = BY_OP[type(op)].helper
+            assert helper is not None
+            self.helpers.add(helper)
+            return f"{helper}({u(op.input)})"
         if spec is not None and spec.kind == "unary":
             return f"pypto.{spec.pypto}({u(op.operands[0])})"
         if spec is not None and spec.kind in ("binary", "compare"):
@@ -823,7 +824,7 @@ def emit_module(module: ModuleOp, source: str | None = None) -> str:
     kernels = [op for op in flat.walk() if isinstance(op, pto.KernelOp)]
     if not kernels:
         raise TileirError("error: the module has no pto.kernel to emit")
-    taken = {f"tileir_{h}" for h in HELPERS} | RESERVED
+    taken = set(HELPER_OPS) | RESERVED
     kernel_names = []
     for k in kernels:
         name = sanitize(k.sym_name.data, "kernel")
