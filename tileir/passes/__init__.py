@@ -31,6 +31,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return LoopUnrollPass
 
+    def loop_fusion() -> type[ModulePass]:
+        from tileir.passes.loop_fusion import LoopFusionPass
+
+        return LoopFusionPass
+
     def stitch() -> type[ModulePass]:
         from tileir.passes.stitch import StitchPass
 
@@ -46,6 +51,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "semantic-labels": semantic_labels,
         "inplace-reshape": inplace_reshape,
         "loop-unroll": loop_unroll,
+        "loop-fusion": loop_fusion,
         "stitch": stitch,
         "default": default,
     }

@@ -34,7 +34,8 @@ Iterations are told apart the way `loop-unroll` writes them: iteration k of a ch
 with index `j` starts with `arith.addi j, k*step`; every op belongs to the iteration of
 the last such op before it. (Were that guess wrong, only the group boundaries would
 move: groups are contiguous runs of the body, and the scheduler alone decides order.)
-Adjacent loops over the same range are not fused yet.
+Adjacent independent loops over the same range are fused first (by `loop-fusion`) when
+the `fuse` option is set, so that their iterations are grouped together.
 
 ```mlir
 // before (max-functions = 2)
@@ -785,12 +786,19 @@ class StitchPass(ModulePass):
     report: bool = False
     """Print the report (groups, sizes, workspace) to stderr."""
 
+    fuse: bool = False
+    """Run `loop-fusion` first (adjacent independent loops over the same range)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_functions is not None and not 1 <= self.max_functions <= MAX_STITCH_FUNCTIONS:
             raise ValueError(
                 f"stitch: option max-functions={self.max_functions} must be in "
                 f"1..{MAX_STITCH_FUNCTIONS} (PyPTO's stitch_function_max_num range)"
             )
+        if self.fuse:
+            from tileir.passes.loop_fusion import LoopFusionPass
+
+            LoopFusionPass().apply(ctx, op)
         for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
             most = self.max_functions or _kernel_max_functions(kernel) or DEFAULT_MAX_FUNCTIONS
             pattern = StitchLoopBody(most, self.interleave)
