@@ -307,3 +307,32 @@ def test_an_illegal_fusion_is_caught(monkeypatch) -> None:
     monkeypatch.setattr(loop_fusion, "fusable", lambda a, b: True)
     with pytest.raises(SemanticsMismatch):
         check_pass(LoopFusionPass(), module, n_inputs=1)
+
+
+DYNAMIC = """
+pto.kernel @dyn(%x: memref<?x8xf32>, %out1: memref<?x8xf32>, %out2: memref<?x8xf32>)
+    attributes {dynamic_dims = {x = ["S"], out1 = ["S"], out2 = ["S"]}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = memref.dim %x, %c0 : memref<?x8xf32>
+  pto.loop %i = %c0 to %s step %c1 name "first" {
+    %t = pto.view %x[%i, 0] : memref<?x8xf32> -> tensor<1x8xf32>
+    pto.assemble %t into %out1[%i, 0] : tensor<1x8xf32>, memref<?x8xf32>
+  }
+  %s2 = memref.dim %x, %c0 : memref<?x8xf32>
+  pto.loop %j = %c0 to UB step %c1 name "second" {
+    %u = pto.view %x[%j, 0] : memref<?x8xf32> -> tensor<1x8xf32>
+    %n = pto.neg %u : tensor<1x8xf32>
+    pto.assemble %n into %out2[%j, 0] : tensor<1x8xf32>, memref<?x8xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("ub", "loops"), [("%s", 1), ("%s2", 2)])
+def test_dynamic_bounds(ub: str, loops: int) -> None:
+    """Dynamic bounds fuse when they are the same SSA value; two `memref.dim`s of the
+    same dim are not recognised as equal (conservative: run `cse` first)."""
+    module = parse_module(DYNAMIC.replace("UB", ub))
+    out = check_pass(LoopFusionPass(), module, n_inputs=2)
+    assert len(_loops(out)) == loops
