@@ -35,12 +35,13 @@ class ElementType:
     numpy: np.dtype
 
     @property
-    def is_float(self) -> bool:
-        return self.numpy.kind in "fV" or self.short.startswith("f8") or self.short == "bf16"
+    def is_int(self) -> bool:
+        """Integers and i1; numpy's kinds for them (ml_dtypes floats are kind `V`)."""
+        return self.numpy.kind in "iub"
 
     @property
-    def is_int(self) -> bool:
-        return self.numpy.kind in "iub"
+    def is_float(self) -> bool:
+        return not self.is_int
 
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
