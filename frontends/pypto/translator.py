@@ -297,16 +297,12 @@ def _elem(t: Attribute) -> Attribute:
     return t.get_element_type()
 
 
-def _fmt_shape(shape: Sequence[int]) -> str:
-    return "[" + ", ".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) + "]"
-
-
 def describe(v: Any) -> str:
     """A value as a user would call it in an error message."""
     if _is_tile(v):
-        return f"a tile of shape {_fmt_shape(_shape(v.type))} {_elem(v.type)}"
+        return f"a tile of shape {shapes.fmt(_shape(v.type))} {_elem(v.type)}"
     if _is_mem(v):
-        return f"a tensor in memory of shape {_fmt_shape(_shape(v.type))} {_elem(v.type)}"
+        return f"a tensor in memory of shape {shapes.fmt(_shape(v.type))} {_elem(v.type)}"
     if _is_index(v):
         return "a runtime index value"
     if _is_cond(v):
@@ -335,9 +331,9 @@ def _short(v: Any) -> str:
     if isinstance(v, tuple):
         return "(" + ", ".join(_short(x) for x in v) + ("," if len(v) == 1 else "") + ")"
     if _is_tile(v):
-        return f"<tile {_fmt_shape(_shape(v.type))} {_elem(v.type)}>"
+        return f"<tile {shapes.fmt(_shape(v.type))} {_elem(v.type)}>"
     if _is_mem(v):
-        return f"<tensor {_fmt_shape(_shape(v.type))} {_elem(v.type)}>"
+        return f"<tensor {shapes.fmt(_shape(v.type))} {_elem(v.type)}>"
     if _is_index(v):
         return "<index>"
     if _is_cond(v):
@@ -2154,7 +2150,7 @@ class Translator:
             self.fail(node, "a -1 in a reshape needs static sizes and only one -1")
         rest = math.prod(known)  # type: ignore[arg-type]
         if rest <= 0 or total % rest:
-            self.fail(node, f"cannot reshape {_fmt_shape(_shape(x.type))} to {_short(shape)}")
+            self.fail(node, f"cannot reshape {shapes.fmt(_shape(x.type))} to {_short(shape)}")
         return [total // rest if s == -1 else s for s in shape]
 
     def call_transpose(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
