@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import gc
 import math
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -44,6 +43,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     DenseIntOrFPElementsAttr,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from tileir.backends.numpy import arith_semantics as A
 from tileir.backends.numpy import fastpaths, semantics
 from tileir.diagnostics import TileirError, error_at
 from tileir.dialect import pto
@@ -258,19 +259,36 @@ def _sequence(steps: Sequence[tuple[Step, Operation]]) -> Step:
 
 
 # --------------------------------------------------------------------------- scalars
+# MLIR's `arith` on scalars: each rule is a shim over `arith_semantics` (the spec, with
+# the value conventions and what is poison); it reads widths, predicates and flags off
+# the op once, when the kernel is lowered.
+
+
+def _width(t: Attribute) -> int:
+    """The bit width an integer / index scalar computes in."""
+    if isinstance(t, IndexType):
+        return A.INDEX_WIDTH
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _float_dtype(t: Attribute) -> np.dtype:
+    """numpy dtype of a scalar float type (f64 too: arith may compute in it)."""
+    return np.dtype(np.float64) if isinstance(t, Float64Type) else numpy_dtype(t)
+
+
+def _flags(op: Operation, name: str) -> frozenset[str]:
+    attr = op.properties.get(name)
+    return frozenset(str(f.value) for f in getattr(attr, "data", ()))
 
 
 def _constant_value(op: arith.ConstantOp) -> Any:
     value = op.value
     if isinstance(value, IntegerAttr):
-        v = value.value.data
-        t = value.type
-        if isinstance(t, IntegerType) and t.width.data == 1:
-            return bool(v & 1)
-        return int(v)
+        return A.value(value.value.data, _width(value.type))
     if isinstance(value, FloatAttr):
         # The constant's value is its declared type's: round the double once.
-        return float(np.asarray(value.value.data, dtype=numpy_dtype(value.type)))
+        return float(np.asarray(value.value.data, dtype=_float_dtype(value.type)))
     if isinstance(value, DenseIntOrFPElementsAttr):
         t = op.result.type
         arr = np.asarray(
@@ -290,76 +308,53 @@ def _constant(c: _Compiler, op: Operation) -> Step | None:
     return None
 
 
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _ceil_div(a: Any, b: Any) -> Any:
-    return -((-a) // b)
-
-
-def _vec_trunc_div(a: Any, b: Any) -> Any:
-    q = np.abs(a) // np.abs(b)
-    return np.where((np.asarray(a) >= 0) == (np.asarray(b) >= 0), q, -q)
-
-
-# op -> (scalar function, array function)
-_INDEX_BINARY: dict[
-    type[Operation], tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]
-] = {
-    arith.AddiOp: (operator.add, np.add),
-    arith.SubiOp: (operator.sub, np.subtract),
-    arith.MuliOp: (operator.mul, np.multiply),
-    arith.FloorDivSIOp: (operator.floordiv, np.floor_divide),
-    arith.CeilDivSIOp: (_ceil_div, _ceil_div),
-    arith.CeilDivUIOp: (_ceil_div, _ceil_div),
-    arith.DivSIOp: (_trunc_div, _vec_trunc_div),
-    arith.DivUIOp: (operator.floordiv, np.floor_divide),
-    arith.RemSIOp: (
-        lambda a, b: a - b * _trunc_div(a, b),
-        lambda a, b: a - b * _vec_trunc_div(a, b),
-    ),
-    arith.RemUIOp: (operator.mod, np.mod),
-    arith.MinSIOp: (min, np.minimum),
-    arith.MaxSIOp: (max, np.maximum),
-    arith.MinUIOp: (min, np.minimum),
-    arith.MaxUIOp: (max, np.maximum),
-    arith.AndIOp: (operator.and_, np.bitwise_and),
-    arith.OrIOp: (operator.or_, np.bitwise_or),
-    arith.XOrIOp: (operator.xor, np.bitwise_xor),
-    arith.ShLIOp: (operator.lshift, np.left_shift),
-    arith.ShRSIOp: (operator.rshift, np.right_shift),
-}
-
-_CMPI = {
-    0: operator.eq,
-    1: operator.ne,
-    2: operator.lt,
-    3: operator.le,
-    4: operator.gt,
-    5: operator.ge,
-    6: operator.lt,
-    7: operator.le,
-    8: operator.gt,
-    9: operator.ge,
-}
-
-
 def _is_index_like(t: Attribute) -> bool:
     return isinstance(t, IndexType | IntegerType)
 
 
-@rule(*_INDEX_BINARY)
-def _index_binary(c: _Compiler, op: Operation) -> Step:
-    if not _is_index_like(op.results[0].type):
-        raise error_at(op, f"the numpy back end runs '{op.name}' only on index and integer scalars")
-    scalar_fn, vector_fn = _INDEX_BINARY[type(op)]
-    fn = vector_fn if c.batch else scalar_fn
+def _scalar_operands(op: Operation, what: str, ok: Callable[[Attribute], bool]) -> None:
+    for v in (*op.operands, *op.results):
+        if not ok(v.type):
+            raise error_at(op, f"the numpy back end runs '{op.name}' only on {what} scalars")
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, AnyFloat)
+
+
+_INT_BINARY: tuple[type[Operation], ...] = (
+    arith.AddiOp,
+    arith.SubiOp,
+    arith.MuliOp,
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.AndIOp,
+    arith.OrIOp,
+    arith.XOrIOp,
+    arith.ShLIOp,
+    arith.ShRSIOp,
+    arith.ShRUIOp,
+    arith.MaxSIOp,
+    arith.MinSIOp,
+    arith.MaxUIOp,
+    arith.MinUIOp,
+)
+
+
+@rule(*_INT_BINARY)
+def _int_binary(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "index and integer", _is_index_like)
+    name, width = op.name.removeprefix("arith."), _width(op.results[0].type)
+    flags = _flags(op, "overflowFlags")
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = fn(env[a], env[b])
+        env[r] = A.int_binary_elementwise(name, width, env[a], env[b], flags)
 
     return run
 
@@ -367,11 +362,13 @@ def _index_binary(c: _Compiler, op: Operation) -> Step:
 @rule(arith.CmpiOp)
 def _cmpi(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, arith.CmpiOp)
-    fn = _CMPI[op.predicate.value.data]
+    _scalar_operands(op, "index and integer", _is_index_like)
+    pred = A.CMPI_PREDICATES[op.predicate.value.data]
+    width = _width(op.lhs.type)
     a, b, r = c.slot(op.lhs), c.slot(op.rhs), c.slot(op.result)
 
     def run(env: Env) -> None:
-        env[r] = fn(env[a], env[b])
+        env[r] = A.cmpi_elementwise(pred, width, env[a], env[b])
 
     return run
 
@@ -390,75 +387,153 @@ def _select(c: _Compiler, op: Operation) -> Step:
     else:
 
         def run(env: Env) -> None:
-            env[r] = env[a] if env[cond] else env[b]
+            env[r] = A.select(env[cond], env[a], env[b])
 
     return run
 
 
-@rule(arith.IndexCastOp)
-def _index_cast(c: _Compiler, op: Operation) -> Step:
+_INT_CASTS: dict[type[Operation], Callable[[int, int, int], Any]] = {
+    arith.IndexCastOp: A.index_cast,
+    arith.ExtSIOp: A.extsi,
+    arith.ExtUIOp: A.extui,
+    arith.TruncIOp: A.trunci,
+}
+
+
+@rule(*_INT_CASTS)
+def _int_cast(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "index and integer", _is_index_like)
+    fn = _INT_CASTS[type(op)]
+    width, to = _width(op.operands[0].type), _width(op.results[0].type)
     a, r = c.slot(op.operands[0]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = env[a]
+        env[r] = A.elementwise(lambda x: fn(x, width, to), env[a])
 
     return run
 
 
-_FLOAT_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
-    arith.AddfOp: operator.add,
-    arith.SubfOp: operator.sub,
-    arith.MulfOp: operator.mul,
-    arith.DivfOp: operator.truediv,
-    arith.MaximumfOp: max,
-    arith.MinimumfOp: min,
+_EXTENDED: dict[type[Operation], Callable[[int, int, int], tuple[Any, Any]]] = {
+    arith.AddUIExtendedOp: A.addui_extended,
+    arith.MulUIExtendedOp: A.mului_extended,
+    arith.MulSIExtendedOp: A.mulsi_extended,
 }
+
+
+@rule(*_EXTENDED)
+def _extended(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "index and integer", _is_index_like)
+    fn, width = _EXTENDED[type(op)], _width(op.operands[0].type)
+    a, b = c.slot(op.operands[0]), c.slot(op.operands[1])
+    r0, r1 = c.slot(op.results[0]), c.slot(op.results[1])
+
+    def run(env: Env) -> None:
+        env[r0], env[r1] = fn(width, env[a], env[b])
+
+    return run
+
+
+_FLOAT_BINARY: tuple[type[Operation], ...] = (
+    arith.AddfOp,
+    arith.SubfOp,
+    arith.MulfOp,
+    arith.DivfOp,
+    arith.MaximumfOp,
+    arith.MinimumfOp,
+    arith.MaxnumfOp,
+    arith.MinnumfOp,
+)
 
 
 @rule(*_FLOAT_BINARY)
 def _float_binary(c: _Compiler, op: Operation) -> Step:
     """Scalar float arithmetic, computed in the declared type (f32 stays f32)."""
-    t = op.results[0].type
-    if isinstance(t, TensorType):
-        raise error_at(op, f"the numpy back end runs '{op.name}' only on scalars")
-    dtype = numpy_dtype(t).type
-    fn = _FLOAT_BINARY[type(op)]
+    _scalar_operands(op, "float", _is_float)
+    name, dtype = op.name.removeprefix("arith."), _float_dtype(op.results[0].type)
+    flags = _flags(op, "fastmath")
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        with np.errstate(all="ignore"):
-            env[r] = float(dtype(fn(dtype(env[a]), dtype(env[b]))))
+        env[r] = A.float_binary(name, dtype, env[a], env[b], flags)
 
     return run
 
 
 @rule(arith.NegfOp)
 def _negf(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "float", _is_float)
     a, r = c.slot(op.operands[0]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = -env[a]
+        env[r] = A.negf(env[a])
 
     return run
 
 
-@rule(arith.SIToFPOp, arith.UIToFPOp, arith.ExtFOp, arith.TruncFOp)
-def _to_float_scalar(c: _Compiler, op: Operation) -> Step:
-    dtype = numpy_dtype(op.results[0].type).type
+@rule(arith.CmpfOp)
+def _cmpf(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, arith.CmpfOp)
+    _scalar_operands(op, "float", lambda t: _is_float(t) or t == IntegerType(1))
+    pred = A.CMPF_PREDICATES[op.predicate.value.data]
+    flags = _flags(op, "fastmath")
+    a, b, r = c.slot(op.lhs), c.slot(op.rhs), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        env[r] = A.cmpf(pred, env[a], env[b], flags)
+
+    return run
+
+
+@rule(arith.SIToFPOp, arith.UIToFPOp)
+def _int_to_float(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "integer and float", lambda t: _is_float(t) or _is_index_like(t))
+    fn = A.sitofp if isinstance(op, arith.SIToFPOp) else A.uitofp
+    width, dtype = _width(op.operands[0].type), _float_dtype(op.results[0].type)
     a, r = c.slot(op.operands[0]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = float(dtype(env[a]))
+        env[r] = fn(env[a], width, dtype)
 
     return run
 
 
 @rule(arith.FPToSIOp, arith.FPToUIOp)
-def _to_int_scalar(c: _Compiler, op: Operation) -> Step:
+def _float_to_int(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "integer and float", lambda t: _is_float(t) or _is_index_like(t))
+    fn = A.fptosi if isinstance(op, arith.FPToSIOp) else A.fptoui
+    width = _width(op.results[0].type)
     a, r = c.slot(op.operands[0]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = math.trunc(env[a])
+        env[r] = fn(env[a], width)
+
+    return run
+
+
+@rule(arith.ExtFOp, arith.TruncFOp)
+def _float_cast(c: _Compiler, op: Operation) -> Step:
+    _scalar_operands(op, "float", _is_float)
+    fn = A.extf if isinstance(op, arith.ExtFOp) else A.truncf
+    dtype = _float_dtype(op.results[0].type)
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = fn(env[a], dtype)
+
+    return run
+
+
+@rule(arith.BitcastOp)
+def _bitcast(c: _Compiler, op: Operation) -> Step:
+    def side(t: Attribute) -> np.dtype | int:
+        return _width(t) if _is_index_like(t) else _float_dtype(t)
+
+    _scalar_operands(op, "integer and float", lambda t: _is_float(t) or _is_index_like(t))
+    source, target = side(op.operands[0].type), side(op.results[0].type)
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(env: Env) -> None:
+        env[r] = A.bitcast(env[a], source, target)
 
     return run
 
@@ -1229,10 +1304,10 @@ KIND_RULES: dict[str, Rule] = {
 
 _BATCHABLE: tuple[type[Operation], ...] = (
     arith.ConstantOp,
-    *_INDEX_BINARY,
+    *_INT_BINARY,
+    *_INT_CASTS,
     arith.CmpiOp,
     arith.SelectOp,
-    arith.IndexCastOp,
     memref.DimOp,
     pto.ViewOp,
     pto.AssembleOp,
@@ -1255,17 +1330,18 @@ _BATCHABLE: tuple[type[Operation], ...] = (
 )
 
 _INDEX_OPS: tuple[type[Operation], ...] = (
-    *_INDEX_BINARY,
+    *_INT_BINARY,
+    *_INT_CASTS,
     arith.CmpiOp,
     arith.SelectOp,
-    arith.IndexCastOp,
     memref.DimOp,
 )
 
 
 def _batchable_op(op: Operation) -> bool:
     if isinstance(op, _INDEX_OPS):
-        return all(_is_index_like(r.type) for r in op.results)
+        # batched values are int64 / bool arrays
+        return all(_is_index_like(r.type) and _width(r.type) <= 64 for r in op.results)
     if isinstance(op, _BATCHABLE):
         return True
     spec = BY_OP.get(type(op))
