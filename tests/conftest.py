@@ -32,7 +32,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Tests marked `pypto` need the real pypto (the `pypto` extra): skipped without it,
-    except under TILEIR_REQUIRE_PYPTO=1 (CI), where a missing pypto is a failure."""
+    except under TILEIR_REQUIRE_PYPTO=1 (CI), where a missing pypto is a failure.
+    Tests marked `mlir_opt` need the real mlir-opt, likewise (TILEIR_REQUIRE_MLIR_OPT)."""
+    if item.get_closest_marker("mlir_opt") is not None:
+        mlir_opt_or_skip()
     if item.get_closest_marker("pypto") is None:
         return
     from tileir.backends.pypto.harness import pypto_available
@@ -42,3 +45,22 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if os.environ.get("TILEIR_REQUIRE_PYPTO") == "1":
         pytest.fail("pypto extra not installed, but TILEIR_REQUIRE_PYPTO=1", pytrace=False)
     pytest.skip("pypto extra not installed")
+
+
+def mlir_opt_or_skip() -> str:
+    """The real mlir-opt (Debian's mlir-22-tools) for tests marked `mlir_opt`: skipped
+    without it, except under TILEIR_REQUIRE_MLIR_OPT=1 (CI), where it is a failure."""
+    import shutil
+
+    path = shutil.which("mlir-opt") or "/usr/lib/llvm-22/bin/mlir-opt"
+    if os.path.exists(path):
+        return path
+    if os.environ.get("TILEIR_REQUIRE_MLIR_OPT") == "1":
+        pytest.fail(f"mlir-opt not found at {path}, but TILEIR_REQUIRE_MLIR_OPT=1", pytrace=False)
+    pytest.skip("mlir-opt not installed (Debian's mlir-22-tools)")
+
+
+@pytest.fixture(scope="session")
+def mlir_opt() -> str:
+    """The path of the real mlir-opt (skip / fail as for the `mlir_opt` marker)."""
+    return mlir_opt_or_skip()

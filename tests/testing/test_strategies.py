@@ -35,6 +35,16 @@ REQUIRED = {
     "op:memref.dim",
     "op:arith.ceildivsi",
     "op:arith.minsi",
+    # scalar integer arithmetic on every width, unsigned ops, i1 logic, casts
+    *(
+        f"op:arith.{n}"
+        for n in (
+            "addi subi muli divsi divui remsi remui floordivsi ceildivui andi ori xori shli "
+            "shrsi shrui maxsi maxui minui cmpi select extsi extui trunci index_cast sitofp "
+            "uitofp"
+        ).split()
+    ),
+    *(f"arith:{t}" for t in ("i1", "i8", "i16", "i32", "i64", "index")),
     # loops and tails
     "loop",
     "loop:unroll",

@@ -55,18 +55,20 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     TensorType,
     f32,
     i1,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tileir.dialect import pto
 from tileir.dialect.dtypes import BY_SHORT
 from tileir.testing.inputs import FILLS, dynamic_symbols, find_kernel, random_inputs
+from tileir.testing.scalars import int_expr
 
 FLOAT_DTYPES = ("f32", "f16", "bf16")
 DTYPES = ("f32", "f16", "bf16", "i32")
@@ -252,10 +254,21 @@ class _KernelGen:
         return self.value(arith.ConstantOp(IntegerAttr(v, IndexType())))
 
     def scalar(self, dtype: str) -> SSAValue:
+        """A scalar operand for a `dtype` tile: a constant, or (one in three) computed
+        by scalar integer arithmetic (`tileir.testing.scalars`)."""
+        if self.chance(3):
+            if dtype in FLOAT_DTYPES:
+                cast = arith.SIToFPOp if self.draw(st.booleans()) else arith.UIToFPOp
+                return self.value(cast(self.int_expr(IntegerType(8)), f32))
+            return self.int_expr(BY_SHORT[dtype].mlir)
         v = self.draw(st.sampled_from(SCALARS))
         if dtype in FLOAT_DTYPES:
             return self.value(arith.ConstantOp(FloatAttr(v, f32)))
         return self.value(arith.ConstantOp(IntegerAttr(int(v * 2), BY_SHORT[dtype].mlir)))
+
+    def int_expr(self, target: Attribute) -> SSAValue:
+        leaves = [self.loop.offset] if self.loop is not None else []
+        return int_expr(self.draw, self.value, target, leaves)
 
     def chance(self, one_in: int) -> bool:
         """True about once in `one_in` draws; shrinks to False."""
@@ -389,7 +402,10 @@ class _KernelGen:
         other = b.value if b is not None else self.scalar(a.dtype)
         shape = pto.broadcast_shapes(a.shape, b.shape) if b is not None else a.shape
         assert shape is not None
-        cond = self.value(cmp_cls(a.value, other, _tensor(shape, "i1")))
+        if self.chance(4):  # a condition computed by i1 scalar arithmetic
+            cond = self.value(pto.FullOp(self.int_expr(i1), _tensor(shape, "i1")))
+        else:
+            cond = self.value(cmp_cls(a.value, other, _tensor(shape, "i1")))
         first, second = (a.value, other) if self.draw(st.booleans()) is False else (other, a.value)
         value = self.value(pto.WhereOp(cond, first, second, _tensor(shape, a.dtype)))
         return self._combine_meta(a, b, value, a.dtype)
@@ -1069,7 +1085,8 @@ def features(module: ModuleOp) -> set[str]:
     `workspace:rmw`, `if:begin`, `if:end`, `outputs:2+`, `broadcast`, `scalar-operand`,
     `scalar-lhs`, `reduce:keepdim`, `reduce:dropdim`, `reduce:dim0`,
     `reduce:negative-dim`, `cast:<mode>`, `cast:sat`, `dtype:<type>`, `matmul+vector`,
-    `matmul:a_trans`, `matmul:b_trans`, `reshape:inplace`.
+    `matmul:a_trans`, `matmul:b_trans`, `reshape:inplace`, `arith:<result type>` (scalar
+    arithmetic by width).
 
     The coverage test asserts that a fixed number of draws reaches every one.
     """
@@ -1077,6 +1094,8 @@ def features(module: ModuleOp) -> set[str]:
     vector = cube = False
     for op in module.walk():
         out.add(f"op:{op.name}")
+        if op.name.startswith("arith.") and not isinstance(op, arith.ConstantOp):
+            out.update(f"arith:{r.type}" for r in op.results)
         if isinstance(op, pto.KernelOp):
             written = {
                 a.dst

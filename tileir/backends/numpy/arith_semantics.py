@@ -289,7 +289,8 @@ def select(cond: Any, a: Any, b: Any) -> Any:
 
 def _round(x: Any, dtype: np.dtype) -> float:
     """x (a float or numpy scalar) rounded once to `dtype`, as a Python float."""
-    return float(np.asarray(x, dtype=np.float64).astype(dtype))
+    with np.errstate(over="ignore"):  # overflow rounds to an infinity
+        return float(np.asarray(x, dtype=np.float64).astype(dtype))
 
 
 def _max_zero_aware(a: float, b: float) -> float:
