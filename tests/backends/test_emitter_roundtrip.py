@@ -139,13 +139,13 @@ def test_strict_comparison_is_used_for_most_seeds() -> None:
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(modules(max_kernels=2))
+@given(modules(max_kernels=2, int_arith=False))
 def test_generated_programs_round_trip(module: ModuleOp) -> None:
     assert_round_trip(module, "generated.py")
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(modules())
+@given(modules(int_arith=False))
 def test_generated_programs_round_trip_after_default_pipeline(module: ModuleOp) -> None:
     DefaultPipelinePass().apply(make_context(), module)
     # loop-unroll turns is_loop_begin / is_loop_end of a loop with dynamic bounds into

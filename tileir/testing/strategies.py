@@ -211,6 +211,8 @@ class _KernelGen:
     max_ops: int
     steps: tuple[str, ...]
     dtypes: tuple[str, ...]
+    int_arith: bool = True
+    """Whether scalar operands may be computed by integer arithmetic (`scalars`)."""
     block: Block = field(default_factory=Block)
     args: list[tuple[str, MemRefType]] = field(default_factory=list)
     dynamic: dict[str, list[str]] = field(default_factory=dict)
@@ -256,7 +258,7 @@ class _KernelGen:
     def scalar(self, dtype: str) -> SSAValue:
         """A scalar operand for a `dtype` tile: a constant, or (one in three) computed
         by scalar integer arithmetic (`tileir.testing.scalars`)."""
-        if self.chance(3):
+        if self.int_arith and self.chance(3):
             if dtype in FLOAT_DTYPES:
                 cast = arith.SIToFPOp if self.draw(st.booleans()) else arith.UIToFPOp
                 return self.value(cast(self.int_expr(IntegerType(8)), f32))
@@ -402,7 +404,7 @@ class _KernelGen:
         other = b.value if b is not None else self.scalar(a.dtype)
         shape = pto.broadcast_shapes(a.shape, b.shape) if b is not None else a.shape
         assert shape is not None
-        if self.chance(4):  # a condition computed by i1 scalar arithmetic
+        if self.int_arith and self.chance(4):  # a condition computed by i1 arithmetic
             cond = self.value(pto.FullOp(self.int_expr(i1), _tensor(shape, "i1")))
         else:
             cond = self.value(cmp_cls(a.value, other, _tensor(shape, "i1")))
@@ -978,11 +980,14 @@ def kernels(
     dtypes: Sequence[str] = DTYPES,
     steps: Sequence[str] = STEP_KINDS,
     max_ops: int = 6,
+    int_arith: bool = True,
 ) -> st.SearchStrategy[pto.KernelOp]:
     """One random `pto.kernel` (see the module docstring for what it may contain).
 
     `templates`, `dtypes` and `steps` restrict the choices; `max_ops` bounds the length
-    of each op chain (the programs also hold the index math, views and assembles).
+    of each op chain (the programs also hold the index math, views and assembles);
+    `int_arith=False` keeps scalar operands constant (no `tileir.testing.scalars`
+    arithmetic, which PyPTO's index-only scalars cannot spell).
     """
     for what, given, known in (
         ("templates", templates, TEMPLATES),
@@ -994,7 +999,7 @@ def kernels(
             raise ValueError(f"unknown {what} {unknown} (choose from {list(known)})")
     if max_ops < 1:
         raise ValueError(f"max_ops must be at least 1, got {max_ops}")
-    return _kernels(name, tuple(templates), tuple(dtypes), tuple(steps), max_ops)
+    return _kernels(name, tuple(templates), tuple(dtypes), tuple(steps), max_ops, int_arith)
 
 
 @st.composite
@@ -1005,8 +1010,9 @@ def _kernels(
     dtypes: tuple[str, ...],
     steps: tuple[str, ...],
     max_ops: int,
+    int_arith: bool,
 ) -> pto.KernelOp:
-    g = _KernelGen(draw, max_ops, steps, dtypes)
+    g = _KernelGen(draw, max_ops, steps, dtypes, int_arith)
     weighted = [t for t in templates for _ in range(TEMPLATE_WEIGHTS.get(t, 1))]
     _template(g, draw(st.sampled_from(weighted)))
     return g.finish(name)
@@ -1019,11 +1025,19 @@ def modules(
     steps: Sequence[str] = STEP_KINDS,
     max_ops: int = 6,
     max_kernels: int = 1,
+    int_arith: bool = True,
 ) -> st.SearchStrategy[ModuleOp]:
     """A `builtin.module` of one (up to `max_kernels`) random kernels `@k0`, `@k1`, ...
     that verifies. Keyword arguments as for `kernels`."""
     parts = [
-        kernels(name=f"k{i}", templates=templates, dtypes=dtypes, steps=steps, max_ops=max_ops)
+        kernels(
+            name=f"k{i}",
+            templates=templates,
+            dtypes=dtypes,
+            steps=steps,
+            max_ops=max_ops,
+            int_arith=int_arith,
+        )
         for i in range(max_kernels)
     ]
     return st.integers(1, max_kernels).flatmap(lambda n: st.tuples(*parts[:n]).map(_module))

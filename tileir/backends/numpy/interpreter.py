@@ -8,8 +8,9 @@ SSA values per iteration. Each rule in `RULES` is a thin shim over a function of
 op means; the rules only add what the IR adds: valid shapes, memory and control flow.
 A few calls go through `fastpaths`, which gives the same bits faster.
 
-Runtime values: index scalars are Python ints (`i1` are bools); float / int scalars
-are Python numbers rounded to their declared type; tiles are `(array, valid)` pairs
+Runtime values: index and integer scalars are Python ints holding their signed
+fixed-width value (`i1` are bools; `arith_semantics` says what each `arith` op does);
+float scalars are Python floats rounded to their declared type; tiles are `(array, valid)` pairs
 where `valid` is None for a fully valid tile or a tuple of valid sizes (tail tiles);
 memrefs (kernel arguments, `pto.tensor` workspaces) are numpy arrays written in place.
 
