@@ -10,8 +10,9 @@ A few calls go through `fastpaths`, which gives the same bits faster.
 
 Runtime values: index and integer scalars are Python ints holding their signed
 fixed-width value (`i1` are bools; `arith_semantics` says what each `arith` op does);
-float scalars are Python floats rounded to their declared type; tiles are `(array, valid)` pairs
-where `valid` is None for a fully valid tile or a tuple of valid sizes (tail tiles);
+float scalars are Python floats rounded to their declared type; tiles are
+`(array, valid)` pairs where `valid` is None for a fully valid tile or a tuple of valid
+sizes (tail tiles);
 memrefs (kernel arguments, `pto.tensor` workspaces) are numpy arrays written in place.
 
 Valid-shape rules (what a tail tile holds):
