@@ -61,7 +61,8 @@ def test_blocks_and_tail_by_hand(rows: int, t: int, k: int) -> None:
     out = check_pass(f"coarsen{{factor={k}}}", module)
     loop = next(o for o in out.walk() if isinstance(o, pto.LoopOp))
     # ceil(ceil(rows / t) / k) iterations of k * t rows.
-    assert pto.constant_index(loop.upper_bound) == -(-(-(-rows // t)) // k)
+    trips = -(-rows // t)
+    assert pto.constant_index(loop.upper_bound) == -(-trips // k)
     views = [o for o in loop.walk() if isinstance(o, pto.ViewOp)]
     assert [list(v.result.type.get_shape()) for v in views] == [[k * t, 64]]
     tiles = [o for o in loop.walk() if isinstance(o, pto.SetVecTileShapesOp)]
