@@ -130,11 +130,11 @@ NO_UNROLL = "loop-unroll{factors=1}"
 
 
 def candidates(module: ModuleOp) -> list[tuple[str, str]]:
-    """(settings label, pipeline) pairs in the order they are tried (see the module
-    docstring); deterministic for a given kernel."""
+    """Round 1: (settings label, pipeline) pairs tried first, deterministic for a
+    kernel: the coarsen factors, largest blocks first (the cost model charges per task,
+    so they win most often), then the unroll list removed, then `default`."""
     out: list[tuple[str, str]] = []
     trips = _row_trips(module)
-    unroll = _has_unroll_list(module)
     factors = []
     k = 2
     while k < trips:
@@ -142,18 +142,24 @@ def candidates(module: ModuleOp) -> list[tuple[str, str]]:
         k *= 2
     if trips >= 2:
         factors.append(trips)
-    # Largest blocks first: the cost model charges per task, so they win most often;
-    # with and without the unroll list interleaved so that a small budget sees both.
     for k in sorted(factors, reverse=True):
-        coarse = f"coarsen{{factor={k}}}"
-        out.append((f"coarsen={k}", coarse))
-        if unroll:
-            out.append((f"coarsen={k} unroll=none", f"{coarse},{NO_UNROLL}"))
-    if unroll:
+        out.append((f"coarsen={k}", f"coarsen{{factor={k}}}"))
+    if _has_unroll_list(module):
         out.append(("unroll=none", NO_UNROLL))
     out.append(("default", "default"))
+    return out
+
+
+def refinements(module: ModuleOp, best_label: str, best_pipeline: str) -> list[tuple[str, str]]:
+    """Round 2, on round 1's fastest candidate: its unroll list removed, and stitch
+    with 2 and 4 functions."""
+    out: list[tuple[str, str]] = []
+    prefix = f"{best_pipeline}," if best_pipeline else ""
+    label = f"{best_label} " if best_pipeline else ""
+    if best_pipeline and NO_UNROLL not in best_pipeline and _has_unroll_list(module):
+        out.append((f"{label}unroll=none", f"{prefix}{NO_UNROLL}"))
     for n in (2, 4):
-        out.append((f"stitch max-functions={n}", f"stitch{{max-functions={n}}}"))
+        out.append((f"{label}stitch max-functions={n}", f"{prefix}stitch{{max-functions={n}}}"))
     return out
 
 
@@ -275,79 +281,138 @@ def tune(
     args = kernel_args(found[0])
     inputs = [random_inputs(base, kernel, seed) for seed in range(N_INPUTS)]
     expected = _outputs(base, kernel, inputs)
-    space = candidates(base)[: max(budget, 0)]
-    total = len(space) + 1
-
-    built: list[tuple[str, str, ModuleOp | None, str]] = []
-    seen: dict[str, str] = {}
-    for label, spec in space:
-        m = base.clone()
-        try:
-            apply_pipeline(m, spec)
-        except Exception as e:  # noqa: BLE001 - a pass refusing a kernel is a result
-            built.append((label, spec, None, f"rejected: {str(e).splitlines()[0][:80]}"))
-            continue
-        text = str(m)
-        if text == str(base):
-            built.append((label, spec, None, "no change"))
-            continue
-        if text in seen:
-            built.append((label, spec, None, f"same IR as {seen[text]}"))
-            continue
-        seen[text] = label
-        try:
-            same = _same(_outputs(m, kernel, inputs), expected)
-        except Exception as e:  # noqa: BLE001
-            built.append((label, spec, None, f"rejected: {str(e).splitlines()[0][:80]}"))
-            continue
-        built.append((label, spec, m, "ok" if same else "differs"))
-
-    done = 0
+    round1 = candidates(base)[: max(budget, 0)]
+    total = min(budget, len(round1) + 3) + 1
+    seen: dict[str, str] = {str(base): "as written"}
+    bar = _Bar(total, progress)
     with TemporaryDirectory(prefix="tileir-tune-") as tmp, ThreadPoolExecutor(jobs) as pool:
         folder = Path(tmp)
         written_f = pool.submit(cost, base, kernel, args, folder)
-        futures = {
-            i: pool.submit(cost, m, kernel, args, folder)
-            for i, (_, _, m, status) in enumerate(built)
-            if m is not None and status == "ok"
-        }
-        if progress:
-            _progress(0, total, "as written")
+        pending = [
+            _Job(label, spec, *_build(base, spec, kernel, inputs, expected, seen))
+            for label, spec in round1
+        ]
+        for job in pending:
+            job.submit(pool, kernel, args, folder)
         written_r, written_cached = written_f.result()
-        done += 1
+        bar.step("as written")
         if not written_r.ok or written_r.time_us is None:
-            if progress:
-                print(file=sys.stderr)
+            bar.close()
+            for job in pending:
+                job.cancel()
             raise CannotCost(
                 f"error: PyPTO 0.2.0 cannot cost kernel {kernel} as written: "
                 f"{_first_error(written_r) if written_r.error else 'no time'}"
             )
         w_us = written_r.time_us
         written = Trial("as written", "", "ok", w_us, written_r.tasks, 1.0, written_cached)
-        trials: list[Trial] = []
-        for i, (label, spec, m, status) in enumerate(built):
-            if i in futures:
-                r, cached = futures[i].result()
-                if r.ok and r.time_us is not None:
-                    trial = Trial(label, spec, "ok", r.time_us, r.tasks, r.time_us / w_us, cached)
-                else:
-                    trial = Trial(label, spec, f"pypto: {_first_error(r)}", cached=cached)
+        trials = [job.trial(w_us, bar, on_trial) for job in pending]
+        best, best_module = _fastest(written, base, trials, pending)
+        left = max(budget, 0) - len(round1)
+        round2 = refinements(base, best.settings, best.pipeline)[: max(left, 0)]
+        jobs2 = [
+            _Job(label, spec, *_build(base, spec, kernel, inputs, expected, seen))
+            for label, spec in round2
+        ]
+        for job in jobs2:
+            job.submit(pool, kernel, args, folder)
+        trials2 = [job.trial(w_us, bar, on_trial) for job in jobs2]
+    bar.close()
+    best, best_module = _fastest(written, base, trials + trials2, pending + jobs2)
+    return TuneResult(
+        kernel, written, trials + trials2, best, best_module, time.perf_counter() - start
+    )
+
+
+def _build(
+    base: ModuleOp, spec: str, kernel: str, inputs: list, expected: list, seen: dict[str, str]
+) -> tuple[ModuleOp | None, str]:
+    """The candidate module and its status before costing: `ok`, `differs` (numpy
+    outputs), `rejected: ...`, or `same IR as ...` (not compiled again)."""
+    m = base.clone()
+    try:
+        apply_pipeline(m, spec)
+    except Exception as e:  # noqa: BLE001 - a pass refusing a kernel is a result
+        return None, f"rejected: {str(e).splitlines()[0][:80]}"
+    text = str(m)
+    if text in seen:
+        return None, f"same IR as {seen[text]}"
+    try:
+        same = _same(_outputs(m, kernel, inputs), expected)
+    except Exception as e:  # noqa: BLE001
+        return None, f"rejected: {str(e).splitlines()[0][:80]}"
+    seen[text] = spec
+    return (m, "ok") if same else (None, "differs")
+
+
+class _Bar:
+    def __init__(self, total: int, on: bool):
+        self.total, self.on, self.done = total, on, 0
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if self.on:
+            _progress(self.done, self.total, label)
+
+    def close(self) -> None:
+        if self.on:
+            print(file=sys.stderr)
+
+
+class _Job:
+    def __init__(self, label: str, spec: str, module: ModuleOp | None, status: str):
+        self.label, self.spec, self.module, self.status = label, spec, module, status
+        self.future = None
+
+    def submit(
+        self, pool: ThreadPoolExecutor, kernel: str, args: list[ArgSpec], folder: Path
+    ) -> None:
+        if self.module is not None:
+            self.future = pool.submit(cost, self.module, kernel, args, folder)
+
+    def cancel(self) -> None:
+        if self.future is not None:
+            self.future.cancel()
+
+    def trial(self, w_us: float, bar: _Bar, on_trial: Callable[[Trial], None] | None) -> Trial:
+        if self.future is None:
+            t = Trial(self.label, self.spec, self.status)
+        else:
+            r, cached = self.future.result()
+            if r.ok and r.time_us is not None:
+                t = Trial(self.label, self.spec, "ok", r.time_us, r.tasks, r.time_us / w_us, cached)
             else:
-                trial = Trial(label, spec, status)
-            trials.append(trial)
-            done += 1
-            if progress:
-                _progress(done, total, label)
-            if on_trial:
-                on_trial(trial)
-    if progress:
-        print(file=sys.stderr)
-    best, best_module = written, base
-    by_label = {t.settings: (t, b[2]) for t, b in zip(trials, built, strict=True)}
-    for t in trials:
+                t = Trial(self.label, self.spec, f"pypto: {_first_error(r)}", cached=cached)
+        bar.step(self.label)
+        if on_trial:
+            on_trial(t)
+        return t
+
+
+def _fastest(
+    written: Trial, base: ModuleOp, trials: list[Trial], jobs: list[_Job]
+) -> tuple[Trial, ModuleOp]:
+    """The strictly fastest trial (the first of equals; as written if none is faster)."""
+    best, module = written, base
+    for t, job in zip(trials, jobs, strict=True):
         if t.status == "ok" and t.time_us is not None and t.time_us < best.time_us - 1e-9:  # type: ignore[operator]
-            best, best_module = t, by_label[t.settings][1] or base
-    return TuneResult(kernel, written, trials, best, best_module, time.perf_counter() - start)
+            best, module = t, job.module or base
+    return best, module
+
+
+def cost_lines(module: ModuleOp) -> str:
+    """One line per kernel of `module`: its cost-model time, or why there is none
+    (`tileir-opt --cost`)."""
+    lines = []
+    with TemporaryDirectory(prefix="tileir-cost-") as tmp:
+        for k in [o for o in module.walk() if isinstance(o, pto.KernelOp)]:
+            name = k.sym_name.data
+            r, _ = cost(ModuleOp([k.clone()]), name, kernel_args(k), Path(tmp))
+            if r.ok and r.time_us is not None:
+                lines.append(f"{name}: {r.time_us:.3f} us ({r.tasks} tasks)")
+            else:
+                lines.append(f"{name}: cannot cost: {_first_error(r)}")
+    return "\n".join(lines) + "\n"
 
 
 def tuned_source(original: ModuleOp, result: TuneResult) -> str:
@@ -371,6 +436,7 @@ __all__ = [
     "cache_dir",
     "candidates",
     "cost",
+    "cost_lines",
     "kernel_args",
     "tune",
     "tuned_source",
