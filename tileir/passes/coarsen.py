@@ -19,7 +19,8 @@ Contract. A `pto.loop` (no nested regions in its body) is coarsened by k when
   computed from them, plus `pto.full` tiles of T rows) has T rows in dim 0, and each op
   on row values treats rows independently: elementwise ops and casts (a loop-invariant
   operand broadcasts over dim 0 or has a lower rank), reductions / transposes / concats
-  / topk / gather / unsqueeze away from dim 0, reshapes and expand_clone that keep dim
+  / topk / gather / unsqueeze away from dim 0, an index_select (dim 0) of a
+  loop-invariant table by a 1-D row index, reshapes and expand_clone that keep dim
   0, views of a row tile at dim-0 offset 0, a 2-D matmul whose left operand is the row
   tile (not transposed) and whose right operand and bias are loop-invariant;
 - the loop writes at least one row value to memory and reads no memory at a
@@ -327,6 +328,15 @@ def _classify(
     elif isinstance(op, pto.GatherOp):
         if _axis(op.dim.value.data, len(_shape(op.input))) == 0 or len(row_in) != 2:
             raise NotCoarsenable(f"{name} along dim 0 or from a loop-invariant tile")
+    elif isinstance(op, pto.IndexSelectOp):
+        # out = input.take(index, axis=dim): row r of the result is row index[r] of an
+        # invariant table, so a 1-D row index along dim 0 keeps rows independent.
+        if (
+            op.input in info.rows
+            or len(_shape(op.index)) != 1
+            or _axis(op.dim.value.data, len(_shape(op.input))) != 0
+        ):
+            raise NotCoarsenable(f"{name} is not a row lookup (1-D row index, dim 0)")
     elif isinstance(op, pto.MatmulOp):
         if (
             op.a not in info.rows

@@ -6,15 +6,16 @@ one subprocess per candidate, `jobs` at a time); tileir's numpy back end is the
 referee: a candidate whose outputs differ from the as-written kernel's by a single bit
 on random inputs is dropped before it is compiled.
 
-The search space (`candidates`), in the order it is tried, cut at `budget`:
+The search, in two deterministic rounds cut at `budget` candidates in all:
 
-1. `coarsen{factor=k}` for k = 2, 4, 8, ... up to the trip count of the kernel's
-   coarsenable row loops (and the trip count itself: the whole loop in one block),
-   each with the loop's own unroll list and with `loop-unroll{factors=1}` (no unroll
-   list: PyPTO then compiles one graph, not one per factor);
-2. the unroll list alone removed, and `default`;
-3. `stitch{max-functions=n}` for n = 2, 4 on the best coarsening.
+1. `candidates`: `coarsen{factor=k}` for the trip count of the kernel's coarsenable
+   row loops (the whole loop in one block) and for k = ..., 8, 4, 2 below it (largest
+   blocks first: the cost model charges per task); the unroll list removed
+   (`loop-unroll{factors=1}`); `default`;
+2. `refinements` of round 1's fastest: its unroll list removed, `stitch{max-functions=2}`
+   and `=4` after it.
 
+Candidates whose IR equals one already tried are not compiled again.
 The result (`TuneResult`) holds one `Trial` per candidate (settings, pipeline, µs,
 ratio to as-written, status) and the fastest module. Compile results are cached by the
 hash of the emitted source and the call's arguments under `~/.cache/tileir/tune/`
