@@ -59,8 +59,15 @@ on 2 cores at ~12 s per compile."""
 N_INPUTS = 2
 """Random input sets on which a candidate must match the as-written kernel bit for bit."""
 
-COST_MODEL = "pypto-0.2.0-sim"
-"""Part of every cache key: what produced the cached figure."""
+
+def _cost_model() -> str:
+    """Part of every cache key: what produced the cached figure (the installed pypto)."""
+    from importlib import metadata
+
+    try:
+        return f"pypto-{metadata.version('pypto')}-sim"
+    except metadata.PackageNotFoundError:
+        return "pypto-missing"
 
 
 @dataclass(frozen=True)
@@ -176,7 +183,7 @@ def cache_dir() -> Path:
 
 def _key(source: str, kernel: str, args: list[ArgSpec]) -> str:
     h = hashlib.sha256()
-    for part in (COST_MODEL, kernel, repr(args), source):
+    for part in (_cost_model(), kernel, repr(args), source):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
