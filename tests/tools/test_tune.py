@@ -21,16 +21,18 @@ def test_candidates_of_the_gelu_seed() -> None:
     # 10 rows in tiles of 4: 3 iterations, so factors 3 (one block) and 2; the loop has
     # an unroll list [2, 1].
     module = load_file(GELU, kernel="gelu_tanh_kernel")
-    assert [label for label, _ in candidates(module)] == [
-        "coarsen=3",
-        "coarsen=2",
-        "unroll=none",
-        "default",
+    assert candidates(module) == [
+        ("coarsen=3", "coarsen{factor=3}"),
+        ("coarsen=3 tiles=T", "coarsen{factor=3 scale-tiles=false}"),
+        ("coarsen=2", "coarsen{factor=2}"),
+        ("unroll=none", "loop-unroll{factors=1}"),
     ]
-    assert [label for label, _ in refinements(module, "coarsen=3", "coarsen{factor=3}")] == [
-        "coarsen=3 unroll=none",
-        "coarsen=3 stitch max-functions=2",
-        "coarsen=3 stitch max-functions=4",
+    assert refinements(module, "coarsen=2", "coarsen{factor=2}") == [
+        ("coarsen=2 tiles=T", "coarsen{factor=2 scale-tiles=false}"),
+        ("coarsen=2 unroll=none", "coarsen{factor=2},loop-unroll{factors=1}"),
+        ("coarsen=2 stitch max-functions=2", "coarsen{factor=2},stitch{max-functions=2}"),
+        ("coarsen=2 stitch max-functions=4", "coarsen{factor=2},stitch{max-functions=4}"),
+        ("default", "default"),
     ]
 
 
@@ -59,7 +61,7 @@ def test_tuned_file_is_a_faster_drop_in(
     args = [str(GELU), "--kernel", "gelu_tanh_kernel", "--budget", "2", "-o", str(out)]
     assert main(args) == 0
     first = capsys.readouterr().out
-    # as written + coarsen=3 + coarsen=2; the cost model rewards the single block.
+    # as written + coarsen=3 + coarsen=3 tiles=T; the cost model rewards the single block.
     assert "coarsen=3" in first and "best:" in first
     best = float(first.split("best:")[1].split("(")[1].split("x")[0])
     assert best <= 1.0

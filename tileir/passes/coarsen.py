@@ -40,7 +40,8 @@ uses); `pto.set_cube_tile_shapes` inside the body gets an M block covering k * T
 
 A loop that does not satisfy the contract is left alone; `report=true` prints, per
 loop, what was done or why not. Options: `factor` (k, default 4), `loops` (names,
-default all), `platform` (default A2), `report`.
+default all), `platform` (default A2), `scale-tiles` (default true; false keeps the
+T-row tile shapes, so PyPTO splits each block into k tiles), `report`.
 
 ```mlir
 // before: 20 rows, 4 per iteration
@@ -460,8 +461,9 @@ def _rebuilt(op: Operation, first: int | SSAValue, result_type: TensorType) -> O
     return new
 
 
-def coarsen(info: RowLoop, k: int, platform: Platform) -> None:
-    """Rewrite the analyzed loop into blocks of k * T rows (k >= 2)."""
+def coarsen(info: RowLoop, k: int, platform: Platform | None) -> None:
+    """Rewrite the analyzed loop into blocks of k * T rows (k >= 2); the tile-shape
+    settings in the body are scaled within `platform`'s buffers, or kept (None)."""
     loop, t = info.loop, info.rows_per_iter
     kt = k * t
     rewriter = Rewriter()
@@ -524,7 +526,7 @@ def coarsen(info: RowLoop, k: int, platform: Platform) -> None:
                 continue  # a view of a row tile inherits its valid rows
             rewriter.replace_op(op, _rebuilt(op, count, op.result.type))
     # The tile shapes.
-    for op in body.ops:
+    for op in body.ops if platform is not None else ():
         if isinstance(op, pto.SetVecTileShapesOp):
             shape = list(op.shape.get_values())
             if shape and shape[0] == t:
@@ -547,7 +549,7 @@ def coarsen(info: RowLoop, k: int, platform: Platform) -> None:
 class CoarsenLoop(RewritePattern):
     """Coarsen one selected `pto.loop` (see the module docstring)."""
 
-    def __init__(self, factor: int, loops: tuple[str, ...] | None, platform: Platform):
+    def __init__(self, factor: int, loops: tuple[str, ...] | None, platform: Platform | None):
         self.factor, self.loops, self.platform = factor, loops, platform
         self.report: list[str] = []
 
@@ -586,6 +588,11 @@ class CoarsenPass(ModulePass):
     platform: str = "A2"
     """Whose buffer sizes bound the scaled tile shapes (tileir.passes.platform)."""
 
+    scale_tiles: bool = True
+    """Scale the tile-shape settings in the body to the larger blocks (off: keep T-row
+    tiles, so that PyPTO splits each block's ops into k tiles that can run on several
+    cores)."""
+
     report: bool = False
     """Print, per loop, what was done or why it was left alone, to stderr."""
 
@@ -598,7 +605,7 @@ class CoarsenPass(ModulePass):
             raise ValueError(f"coarsen: option platform: {e}") from None
         if self.factor == 1:
             return
-        pattern = CoarsenLoop(self.factor, self.loops, platform)
+        pattern = CoarsenLoop(self.factor, self.loops, platform if self.scale_tiles else None)
         for loop in [o for o in op.walk() if isinstance(o, pto.LoopOp)]:
             pattern.match_and_rewrite(loop, PatternRewriter(loop))
         if self.report:

@@ -8,12 +8,13 @@ on random inputs is dropped before it is compiled.
 
 The search, in two deterministic rounds cut at `budget` candidates in all:
 
-1. `candidates`: `coarsen{factor=k}` for the trip count of the kernel's coarsenable
-   row loops (the whole loop in one block) and for k = ..., 8, 4, 2 below it (largest
-   blocks first: the cost model charges per task); the unroll list removed
-   (`loop-unroll{factors=1}`); `default`;
-2. `refinements` of round 1's fastest: its unroll list removed, `stitch{max-functions=2}`
-   and `=4` after it.
+1. `candidates`: `coarsen{factor=U}` for the trip count U of the kernel's coarsenable
+   row loops (the whole loop in one block), also with `scale-tiles=false` (T-row tiles:
+   PyPTO splits the block into tiles that run on several cores), then factors ..., 8,
+   4, 2 below U (largest blocks first: the cost model charges per task), then the
+   unroll list removed (`loop-unroll{factors=1}`);
+2. `refinements` of round 1's fastest: with T-row tiles, its unroll list removed,
+   `stitch{max-functions=2}` and `=4` after it, and `default`.
 
 Candidates whose IR equals one already tried are not compiled again.
 The result (`TuneResult`) holds one `Trial` per candidate (settings, pipeline, µs,
@@ -139,8 +140,9 @@ NO_UNROLL = "loop-unroll{factors=1}"
 
 def candidates(module: ModuleOp) -> list[tuple[str, str]]:
     """Round 1: (settings label, pipeline) pairs tried first, deterministic for a
-    kernel: the coarsen factors, largest blocks first (the cost model charges per task,
-    so they win most often), then the unroll list removed, then `default`."""
+    kernel: the whole row loop in one block, with scaled tiles and with the T-row tiles
+    kept (`tiles=T`: PyPTO splits the block into tiles that run on several cores), then
+    the smaller coarsen factors, largest first, then the unroll list removed."""
     out: list[tuple[str, str]] = []
     trips = _row_trips(module)
     factors = []
@@ -148,26 +150,30 @@ def candidates(module: ModuleOp) -> list[tuple[str, str]]:
     while k < trips:
         factors.append(k)
         k *= 2
-    if trips >= 2:
-        factors.append(trips)
-    for k in sorted(factors, reverse=True):
+    for i, k in enumerate(sorted(factors + ([trips] if trips >= 2 else []), reverse=True)):
         out.append((f"coarsen={k}", f"coarsen{{factor={k}}}"))
+        if i == 0:
+            out.append((f"coarsen={k} tiles=T", f"coarsen{{factor={k} scale-tiles=false}}"))
     if _has_unroll_list(module):
         out.append(("unroll=none", NO_UNROLL))
-    out.append(("default", "default"))
     return out
 
 
 def refinements(module: ModuleOp, best_label: str, best_pipeline: str) -> list[tuple[str, str]]:
-    """Round 2, on round 1's fastest candidate: its unroll list removed, and stitch
-    with 2 and 4 functions."""
+    """Round 2, on round 1's fastest candidate: with the T-row tiles kept (if it is a
+    scaled coarsening), its unroll list removed, stitch with 2 and 4 functions, and
+    `default` on the as-written kernel."""
     out: list[tuple[str, str]] = []
     prefix = f"{best_pipeline}," if best_pipeline else ""
     label = f"{best_label} " if best_pipeline else ""
+    if best_pipeline.startswith("coarsen{") and "scale-tiles" not in best_pipeline:
+        first, _, rest = best_pipeline.partition("}")
+        out.append((f"{best_label} tiles=T", f"{first} scale-tiles=false}}{rest}"))
     if best_pipeline and NO_UNROLL not in best_pipeline and _has_unroll_list(module):
         out.append((f"{label}unroll=none", f"{prefix}{NO_UNROLL}"))
     for n in (2, 4):
         out.append((f"{label}stitch max-functions={n}", f"{prefix}stitch{{max-functions={n}}}"))
+    out.append(("default", "default"))
     return out
 
 
