@@ -82,3 +82,31 @@ def test_tuned_file_is_a_faster_drop_in(
     assert main(args) == 0
     second = capsys.readouterr().out
     assert second.count("(cached)") == 3
+
+
+MEAN = GELU.with_name("mean.py")
+
+
+@pytest.mark.pypto
+def test_opt_cost_prints_the_cost_models_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tileir.backends.pypto import emit
+    from tileir.backends.pypto.harness import ArgSpec, compile_kernel
+    from tileir.tools.opt import main as opt_main
+
+    monkeypatch.setenv("TILEIR_TUNE_CACHE", str(tmp_path / "cache"))
+    assert opt_main([str(MEAN), "-p", "coarsen{factor=3}", "--cost"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("mean_kernel: ") and line.endswith(" tasks)")
+    # The harness on the same emitted kernel, directly (no cache).
+    module = load_file(MEAN)
+    from tileir.passes import apply_pipeline
+
+    apply_pipeline(module, "coarsen{factor=3}")
+    path = tmp_path / "mean.py"
+    path.write_text(emit(module))
+    direct = compile_kernel(
+        path, "mean_kernel", [ArgSpec("x", (10, 64), "bf16"), ArgSpec("out", (10, 1), "bf16")]
+    )
+    assert line == f"mean_kernel: {direct.time_us:.3f} us ({direct.tasks} tasks)"
