@@ -20,9 +20,12 @@ import re
 import sys
 import time
 
+import numpy as np
+
 from frontends.kernels import SEED_KERNELS, SeedKernel
 from frontends.pypto import load_source
-from tileir.tuning import CannotCost, tune
+from tileir.dialect import pto
+from tileir.tuning import CannotCost, kernel_args, tune
 
 REALISTIC = {
     "rope_half_split.py": {"SEQ": 64},
@@ -51,6 +54,20 @@ def source(seed: SeedKernel, size: str) -> str:
     return text
 
 
+def seed_inputs(seed: SeedKernel, module, i: int) -> dict:
+    """Random inputs at the module's shapes; integer inputs (the embedding ids) are
+    row indices, drawn in [0, rows of the smallest float input)."""
+    kernel = next(k for k in module.walk() if isinstance(k, pto.KernelOp))
+    args = kernel_args(kernel)
+    rng = np.random.default_rng(i)
+    floats = [a.shape[0] for a in args if a.dtype in ("f32", "f16", "bf16") and a.shape]
+    out = {}
+    for a in args:
+        if a.name in seed.inputs and a.dtype.startswith("i") and floats:
+            out[a.name] = rng.integers(0, min(floats), a.shape).astype(np.int32)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="*", help="seed kernel names (default: all)")
@@ -68,7 +85,16 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             module = load_source(source(seed, size), str(seed.path), seed.kernel)
             try:
-                r = tune(module, seed.kernel, budget=ns.budget, jobs=ns.jobs, progress=False)
+                # The seed's own inputs: in-range indices for the gather kernels.
+                inputs = [seed_inputs(seed, module, i) for i in range(2)]
+                r = tune(
+                    module,
+                    seed.kernel,
+                    budget=ns.budget,
+                    jobs=ns.jobs,
+                    progress=False,
+                    inputs=inputs,
+                )
             except CannotCost as e:
                 print(f"{seed.name:26} {size:4} cannot cost: {str(e).split(': ', 2)[-1][:70]}")
                 continue

@@ -274,10 +274,15 @@ def tune(
     jobs: int = 2,
     progress: bool = True,
     on_trial: Callable[[Trial], None] | None = None,
+    inputs: list[dict[str, np.ndarray]] | None = None,
 ) -> TuneResult:
     """Tune `kernel` (or the module's only kernel); see the module docstring.
 
-    Raises `CannotCost` when PyPTO cannot cost the as-written kernel."""
+    Candidates are compared with the as-written kernel on `inputs` (arrays by argument
+    name; arguments not given are random), by default `N_INPUTS` random sets. Raises
+    `CannotCost` when PyPTO cannot cost the as-written kernel, and `TileirError` when
+    the as-written kernel fails on the numpy back end on the inputs (random indices out
+    of range, say: pass `inputs`)."""
     start = time.perf_counter()
     kernels = [o for o in module.walk() if isinstance(o, pto.KernelOp)]
     if kernel is None:
@@ -293,8 +298,15 @@ def tune(
         raise TileirError(f"error: no kernel {kernel} in the file (kernels: {names})")
     base = ModuleOp([found[0].clone()])
     args = kernel_args(found[0])
-    inputs = [random_inputs(base, kernel, seed) for seed in range(N_INPUTS)]
-    expected = _outputs(base, kernel, inputs)
+    given = inputs or [{} for _ in range(N_INPUTS)]
+    inputs = [{**random_inputs(base, kernel, seed), **g} for seed, g in enumerate(given)]
+    try:
+        expected = _outputs(base, kernel, inputs)
+    except TileirError as e:
+        raise TileirError(
+            f"{e}\nnote: the as-written kernel fails on the numpy back end on these inputs, "
+            "so no candidate can be checked against it"
+        ) from None
     round1 = candidates(base)[: max(budget, 0)]
     total = min(budget, len(round1) + 3) + 1
     seen: dict[str, str] = {str(base): "as written"}
