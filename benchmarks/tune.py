@@ -55,7 +55,7 @@ def source(seed: SeedKernel, size: str) -> str:
 
 
 def seed_inputs(seed: SeedKernel, module, i: int) -> dict:
-    """Random inputs at the module's shapes; integer inputs (the embedding ids) are
+    """Random inputs at the module's shapes; i32 / i64 inputs (the embedding ids) are
     row indices, drawn in [0, rows of the smallest float input)."""
     kernel = next(k for k in module.walk() if isinstance(k, pto.KernelOp))
     args = kernel_args(kernel)
@@ -63,8 +63,8 @@ def seed_inputs(seed: SeedKernel, module, i: int) -> dict:
     floats = [a.shape[0] for a in args if a.dtype in ("f32", "f16", "bf16") and a.shape]
     out = {}
     for a in args:
-        if a.name in seed.inputs and a.dtype.startswith("i") and floats:
-            out[a.name] = rng.integers(0, min(floats), a.shape).astype(np.int32)
+        if a.name in seed.inputs and a.dtype in ("i32", "i64") and floats:
+            out[a.name] = rng.integers(0, min(floats), a.shape).astype(f"int{a.dtype[1:]}")
     return out
 
 
