@@ -1187,3 +1187,20 @@ def features(module: ModuleOp) -> set[str]:
     if vector and cube:
         out.add("matmul+vector")
     return out
+
+
+def _has_coarsenable_loop(module: ModuleOp) -> bool:
+    from tileir.passes.coarsen import coarsen_report
+
+    return None in coarsen_report(module).values()
+
+
+def row_loop_modules(
+    *, dtypes: Sequence[str] = DTYPES, steps: Sequence[str] = STEP_KINDS, max_ops: int = 6
+) -> st.SearchStrategy[ModuleOp]:
+    """Modules of one `rows` or `cube` kernel with at least one loop that `coarsen`
+    accepts (row blocks, row-independent ops): the programs the pass rewrites, which
+    `modules()` makes only now and then."""
+    return modules(templates=("rows", "cube"), dtypes=dtypes, steps=steps, max_ops=max_ops).filter(
+        _has_coarsenable_loop
+    )

@@ -62,6 +62,19 @@ class TileirOptMain(xDSLOptMain):
             f"(default {VERIFY_SEMANTICS_INPUTS}) with the numpy back end and stop if an "
             "output differs, writing a reproducer file",
         )
+        arg_parser.add_argument(
+            "--cost",
+            action="store_true",
+            help="instead of the IR, print each kernel's time in the real pypto 0.2.0's "
+            "SIM cost model (after the passes; see tileir.tuning.cost_lines)",
+        )
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if not self.args.cost:
+            return super().output_resulting_program(prog)
+        from tileir.tuning import cost_lines
+
+        return cost_lines(prog)
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0

@@ -1,0 +1,112 @@
+"""`tileir-tune` / `tileir.tuning`: the search space, the errors, and (marker `pypto`,
+the real cost model) that the tuned file is a drop-in, bit-identical replacement that
+is never slower, and that a rerun is served from the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from frontends.pypto import load_file
+from tileir.testing.check import equal_mask, run_kernel
+from tileir.testing.inputs import random_inputs
+from tileir.tools.tune import main
+from tileir.tuning import candidates, refinements
+
+GELU = Path(__file__).resolve().parents[2] / "frontends" / "kernels" / "gelu.py"
+
+
+def test_candidates_of_the_gelu_seed() -> None:
+    # 10 rows in tiles of 4: 3 iterations, so factors 3 (one block) and 2; the loop has
+    # an unroll list [2, 1].
+    module = load_file(GELU, kernel="gelu_tanh_kernel")
+    assert candidates(module) == [
+        ("coarsen=3", "coarsen{factor=3}"),
+        ("coarsen=3 tiles=T", "coarsen{factor=3 scale-tiles=false}"),
+        ("coarsen=2", "coarsen{factor=2}"),
+        ("unroll=none", "loop-unroll{factors=1}"),
+    ]
+    assert refinements(module, "coarsen=2", "coarsen{factor=2}") == [
+        ("coarsen=2 tiles=T", "coarsen{factor=2 scale-tiles=false}"),
+        ("coarsen=2 unroll=none", "coarsen{factor=2},loop-unroll{factors=1}"),
+        ("coarsen=2 stitch max-functions=2", "coarsen{factor=2},stitch{max-functions=2}"),
+        ("coarsen=2 stitch max-functions=4", "coarsen{factor=2},stitch{max-functions=4}"),
+        ("default", "default"),
+    ]
+
+
+def test_several_kernels_need_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(GELU), "--budget", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "several kernels" in err and "gelu_tanh_kernel" in err and "Traceback" not in err
+
+
+def test_unknown_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(GELU), "--kernel", "nope"]) == 1
+    assert "no kernel nope" in capsys.readouterr().err
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "none.py")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.pypto
+def test_tuned_file_is_a_faster_drop_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TILEIR_TUNE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "tuned.py"
+    args = [str(GELU), "--kernel", "gelu_tanh_kernel", "--budget", "2", "-o", str(out)]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    # as written + coarsen=3 + coarsen=3 tiles=T; the cost model rewards the single block.
+    assert "coarsen=3" in first and "best:" in first
+    best = float(first.split("best:")[1].split("(")[1].split("x")[0])
+    assert best <= 1.0
+    # Same kernels, same parameters, same numbers (bit for bit) on the numpy back end.
+    written, tuned = load_file(GELU), load_file(out)
+    for kernel in ("gelu_tanh_kernel", "gelu_erf_kernel"):
+        a, b = (
+            next(k for k in m.walk() if getattr(k, "sym_name", None) and k.sym_name.data == kernel)
+            for m in (written, tuned)
+        )
+        assert a.arg_names == b.arg_names and [x.type for x in a.body.block.args] == [
+            x.type for x in b.body.block.args
+        ]
+        inputs = random_inputs(written, kernel, 7)
+        x, y = run_kernel(written, kernel, inputs), run_kernel(tuned, kernel, inputs)
+        assert all(equal_mask(x[n], y[n], None).all() for n in x)
+    # A rerun compiles nothing.
+    assert main(args) == 0
+    second = capsys.readouterr().out
+    assert second.count("(cached)") == 3
+
+
+MEAN = GELU.with_name("mean.py")
+
+
+@pytest.mark.pypto
+def test_opt_cost_prints_the_cost_models_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tileir.backends.pypto import emit
+    from tileir.backends.pypto.harness import ArgSpec, compile_kernel
+    from tileir.tools.opt import main as opt_main
+
+    monkeypatch.setenv("TILEIR_TUNE_CACHE", str(tmp_path / "cache"))
+    assert opt_main([str(MEAN), "-p", "coarsen{factor=3}", "--cost"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("mean_kernel: ") and line.endswith(" tasks)")
+    # The harness on the same emitted kernel, directly (no cache).
+    module = load_file(MEAN)
+    from tileir.passes import apply_pipeline
+
+    apply_pipeline(module, "coarsen{factor=3}")
+    path = tmp_path / "mean.py"
+    path.write_text(emit(module))
+    direct = compile_kernel(
+        path, "mean_kernel", [ArgSpec("x", (10, 64), "bf16"), ArgSpec("out", (10, 1), "bf16")]
+    )
+    assert line == f"mean_kernel: {direct.time_us:.3f} us ({direct.tasks} tasks)"
