@@ -1883,6 +1883,12 @@ class Translator:
     describe = staticmethod(describe)
     short = staticmethod(_short)
 
+    @staticmethod
+    def pypto_path(v: Any) -> tuple[str, ...] | None:
+        """The dotted path of a name inside `pypto` (`("CastMode", "CAST_RINT")`), or
+        None for any other value."""
+        return v.path if isinstance(v, PyptoRef) else None
+
     def make_tensor_spec(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> TensorSpec:

@@ -24,7 +24,6 @@ from typing import Any
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Operation, SSAValue
 
-from frontends.pypto.values import PyptoRef
 from tileir.backends.numpy import interpreter as rules
 from tileir.bindings.binding import Binding, Helper, register
 from tileir.bindings.index import binary as binary_expr
@@ -143,7 +142,7 @@ def binary(pypto: str, op_cls: type[Operation], operator: str | None = None) -> 
 
     def read(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
         prec = b["precision"]
-        if prec is not None and not (isinstance(prec, PyptoRef) and "PrecisionType" in prec.path):
+        if prec is not None and "PrecisionType" not in (fe.pypto_path(prec) or ()):
             fe.fail(node, f"pypto.{pypto}() takes two operands, got a third: {fe.describe(prec)}")
         other = b["other"]
         if b["alpha"] != 1:
@@ -208,8 +207,9 @@ def _cast_mode(fe: Any, mode: Any, node: ast.AST) -> str:
     if mode is None:
         return "none"
     name = None
-    if isinstance(mode, PyptoRef) and mode.path[-2:-1] == ("CastMode",):
-        name = mode.path[-1]
+    path = fe.pypto_path(mode)
+    if path is not None and path[-2:-1] == ("CastMode",):
+        name = path[-1]
     elif isinstance(mode, str):
         name = mode.upper() if mode.upper().startswith("CAST_") else "CAST_" + mode.upper()
     if name is not None and name.startswith("CAST_") and name[5:].lower() in pto.CAST_MODES:
@@ -227,12 +227,9 @@ def _read_cast(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     sat = b["satmode"]
     saturate = False
     if sat is not None:
-        if (
-            isinstance(sat, PyptoRef)
-            and sat.path[-2:-1] == ("SaturationMode",)
-            and sat.path[-1] in ("ON", "OFF")
-        ):
-            saturate = sat.path[-1] == "ON"
+        path = fe.pypto_path(sat)
+        if path is not None and path[-2:-1] == ("SaturationMode",) and path[-1] in ("ON", "OFF"):
+            saturate = path[-1] == "ON"
         elif isinstance(sat, bool):
             saturate = sat
         else:

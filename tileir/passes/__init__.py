@@ -41,6 +41,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return StitchPass
 
+    def pypto_legalize() -> type[ModulePass]:
+        from tileir.backends.pypto.legalize import PyptoLegalizePass
+
+        return PyptoLegalizePass
+
     def default() -> type[ModulePass]:
         from tileir.passes.pipeline import DefaultPipelinePass
 
@@ -53,6 +58,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-unroll": loop_unroll,
         "loop-fusion": loop_fusion,
         "stitch": stitch,
+        "pypto-legalize": pypto_legalize,
         "default": default,
     }
 
