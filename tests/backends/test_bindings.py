@@ -129,7 +129,10 @@ def test_helper_work_arounds_read_back_as_the_op() -> None:
 
     text = emit_module(load_source(HEADER + "    r = pypto.tanh(x)\n    s = pypto.sigmoid(x)\n"))
     assert "tileir_tanh(" in text and "pypto.sigmoid(" in text and "tileir_sigmoid" not in text
-    tail = HEADER + "    t = pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 8])\n    s = pypto.sigmoid(t)\n"
+    tail = (
+        HEADER
+        + "    t = pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 8])\n    s = pypto.sigmoid(t)\n"
+    )
     text = emit_module(load_source(tail))
     assert "def tileir_sigmoid(x):" in text and "s = tileir_sigmoid(t)" in text
 

@@ -2,9 +2,10 @@
 PyPTO 0.2.0 needs. The PyPTO writer (`emitter`) prints the result one statement per op.
 
 Contract. Requires: verified `pto` IR (stages, stitch groups and transfers allowed).
-Establishes: no `pto.stage`, `pto.stitch` or `pto.transfer` is left; every tile op runs
-under a vector tile shape of its result's rank; each `is_loop_begin / is_loop_end` has
-one use, right after it. The output verifies (`lower_for_pypto` checks it).
+Establishes: no `pto.stage`, `pto.stitch` or `pto.transfer` is left; every tile op
+(except the rank-exempt ones below) runs under a vector tile shape of its result's rank;
+each `is_loop_begin / is_loop_end` has one use, right after it. The output verifies
+(`lower_for_pypto` checks it), and legal IR is a fixed point.
 
 - `pto.stage` / `pto.stitch` bodies are inlined (their results become the yielded
   values), `pto.transfer` is the identity. A stage's `label` / `tile` / `cube`
@@ -28,19 +29,18 @@ one use, right after it. The output verifies (`lower_for_pypto` checks it).
   `scf.if`; PyPTO only accepts them written in the `if` itself, so each use gets its
   own query right before it.
 
-Before / after (`-p pypto-legalize`):
+Before / after (`-p pypto-legalize`; more in tests/filecheck/passes/pypto_legalize.mlir):
 
 ```mlir
-%y = pto.stage "vector" label "rmsnorm" tile [8, 64] {
-  %v = pto.view %x[0, 0] : memref<8x64xf32> -> tensor<8x64xf32>
-  %s = pto.sum %v, 1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>
-  pto.yield %s : tensor<8x1xf32>
-} : tensor<8x1xf32>
+%y = pto.stage "vector" label "post" tile [8, 32] {
+  %s = pto.sum %m, 1 : tensor<8x32xf32> -> tensor<8xf32>
+  pto.yield %s : tensor<8xf32>
+} -> tensor<8xf32>
 // becomes
-pto.set_semantic_label "rmsnorm"
-pto.set_vec_tile_shapes [8, 64]
-%v = pto.view %x[0, 0] : memref<8x64xf32> -> tensor<8x64xf32>
-%s = pto.sum %v, 1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>
+pto.set_semantic_label "post"
+pto.set_vec_tile_shapes [8, 32]
+pto.set_vec_tile_shapes [32]
+%s = pto.sum %m, 1 : tensor<8x32xf32> -> tensor<8xf32>
 ```
 """
 
