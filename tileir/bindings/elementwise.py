@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Operation, SSAValue
 
 from tileir.backends.numpy import interpreter as rules
-from tileir.bindings.binding import Binding, Helper, register
+from tileir.bindings.binding import BY_OP, Binding, Helper, register
 from tileir.bindings.index import binary as binary_expr
 from tileir.bindings.reading import elem as _elem
 from tileir.bindings.reading import is_index, is_number
@@ -112,8 +112,7 @@ def elementwise(fe: Any, binding: Binding, operands: list[Any], node: ast.AST) -
 
 
 def _binding_of(op_cls: type[Operation]) -> Binding:
-    from tileir.bindings.binding import BY_OP
-
+    """The registered binding of `op_cls` (a family's reader runs after registration)."""
     return BY_OP[op_cls]
 
 
