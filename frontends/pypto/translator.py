@@ -4,8 +4,10 @@ The translator is a small tracing interpreter, as PyPTO's own frontend is: it wa
 kernel's AST, runs the Python parts (constants, list arithmetic, `range` loops, `if`
 on constants, helper calls) and emits IR through xDSL's `Builder` for the parts PyPTO
 records (tensor ops, `pypto.loop`, `if` on loop state, index arithmetic on loop
-indices). It has no op semantics of its own: `pypto.<name>` calls are read through
-`tileir.dialect.optable`, and result shapes come from `tileir.dialect.shapes` (the verifiers' rules).
+indices). It has no op semantics of its own: a `pypto.<name>` call is read by that
+function's binding (`tileir.bindings`), which gives the result its type from
+`tileir.dialect.shapes` (the verifiers' rules); this module is the reading kit the
+bindings use (`tile`, `const_int`, `mixed`, `dtype`, `emit`, `fail` ...).
 
 Module-level code is evaluated in order with the same interpreter but without a
 builder, so only Python values come out of it; whatever it cannot evaluate (`import
@@ -61,7 +63,6 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
     i1,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -77,8 +78,11 @@ from frontends.pypto.values import (
     SafeModule,
     TensorSpec,
 )
+from tileir import bindings
+from tileir.bindings import index as index_ops
+from tileir.bindings.elementwise import elementwise
 from tileir.diagnostics import TileirError
-from tileir.dialect import dtypes, optable, pto, shapes
+from tileir.dialect import dtypes, pto, shapes
 
 MAX_INLINE_DEPTH = 64
 
@@ -111,13 +115,6 @@ _PY_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "|": operator.or_,
     "^": operator.xor,
 }
-_INDEX_BINOPS: dict[str, type[Operation]] = {
-    "+": arith.AddiOp,
-    "-": arith.SubiOp,
-    "*": arith.MuliOp,
-    "//": arith.FloorDivSIOp,
-    "%": arith.RemSIOp,
-}
 _CMPOPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "==",
     ast.NotEq: "!=",
@@ -142,7 +139,6 @@ _PY_CMPOPS: dict[str, Callable[[Any, Any], Any]] = {
     "in": lambda a, b: a in b,
     "not in": lambda a, b: a not in b,
 }
-_CMPI: dict[str, str] = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 
 _SAFE_BUILTINS = (
     "abs all any bool dict divmod enumerate float int isinstance len list max min range "
@@ -154,70 +150,17 @@ FUNCTION = ("frontend", "function")
 
 
 # --------------------------------------------------------------------------- signatures
-# Each supported pypto call binds its arguments against the signature of one of these
-# stubs, so that a wrong call gets Python's own message ("missing a required argument").
+# The calls that are not PyPTO functions with a binding bind against these stubs, so
+# that a wrong call gets Python's own message ("missing a required argument").
 
 
-def _sig_unary(input): ...
-def _sig_binary(input, other, precision=None, *, alpha=1): ...
-def _sig_compare(input, other): ...
-def _sig_reduce(input, dim, keepdim=False): ...
-def _sig_tensor(shape, dtype=None, name=""): ...
-def _sig_view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None): ...
-def _sig_assemble(src, offsets, dst): ...
-def _sig_reshape(input, shape, *, valid_shape=None, inplace=False): ...
-def _sig_transpose(input, dim0, dim1): ...
-def _sig_concat(tensors, dim=0): ...
-def _sig_unsqueeze(input, dim): ...
-def _sig_expand_clone(input, shape, *, valid_shape=None): ...
-def _sig_cast(input, dtype, mode=None, satmode=None): ...
-def _sig_full(size, fill_value, dtype, *, valid_shape=None): ...
-def _sig_where(condition, input, other): ...
-def _sig_matmul(
-    input, mat2, out_dtype, *, a_trans=False, b_trans=False, c_matrix_nz=False, extend_params=None
-): ...
-def _sig_gathermask(input, pattern_mode): ...
-def _sig_gather(input, dim, index): ...
-def _sig_topk(input, k, dim=None, largest=True): ...
-def _sig_loop_state(index): ...
-def _sig_set_vec_tile_shapes(*shapes): ...
-def _sig_set_cube_tile_shapes(m, k, n, enable_split_k=False): ...
-def _sig_set_semantic_label(label): ...
+def _sig_tensor_spec(shape, dtype=None, name=""): ...
 def _sig_scalar2(a, b): ...
 def _sig_cond(scalar, file=None, lineno=None): ...
 def _sig_dynamic(name): ...
 def _sig_loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False): ...
 
 
-_KIND_SIGS = {
-    "unary": _sig_unary,
-    "binary": _sig_binary,
-    "compare": _sig_compare,
-    "reduce": _sig_reduce,
-}
-_SPECIAL_SIGS: dict[str, Callable[..., None]] = {
-    "tensor": _sig_tensor,
-    "view": _sig_view,
-    "assemble": _sig_assemble,
-    "reshape": _sig_reshape,
-    "transpose": _sig_transpose,
-    "concat": _sig_concat,
-    "unsqueeze": _sig_unsqueeze,
-    "expand_clone": _sig_expand_clone,
-    "cast": _sig_cast,
-    "full": _sig_full,
-    "where": _sig_where,
-    "matmul": _sig_matmul,
-    "gathermask": _sig_gathermask,
-    "gather": _sig_gather,
-    "index_select": _sig_gather,
-    "topk": _sig_topk,
-    "is_loop_begin": _sig_loop_state,
-    "is_loop_end": _sig_loop_state,
-    "set_vec_tile_shapes": _sig_set_vec_tile_shapes,
-    "set_cube_tile_shapes": _sig_set_cube_tile_shapes,
-    "set_semantic_label": _sig_set_semantic_label,
-}
 _SCALAR_FUNCS = frozenset({"min", "max", "ceildiv"})
 """`pypto.min(a, b)` and friends: Python ints fold, index values become arith ops."""
 
@@ -550,9 +493,9 @@ class Translator:
                 "know; only plain functions and @pypto.frontend.function helpers can be inlined"
             )
             return
-        if module_level and node.name in optable.HELPER_OPS:
+        if module_level and node.name in bindings.HELPER_OPS:
             # The PyPTO emitter's stand-in for an op PyPTO 0.2.0 lacks: read as the op.
-            scope.vars[node.name] = PyptoRef((optable.HELPER_OPS[node.name],))
+            scope.vars[node.name] = PyptoRef((bindings.HELPER_OPS[node.name],))
             return
         helper = Helper(node, scope, self.filename, pypto_function=pypto_function)
         args = node.args
@@ -1488,7 +1431,7 @@ class Translator:
                 return dtypes.element_type(_elem(base.type))
             if attr == "dim":
                 return BoundMethod(base, "__rank__")
-            if attr in optable.BY_PYPTO or attr == "move":
+            if attr in bindings.BY_PYPTO or attr == "move":
                 return BoundMethod(base, attr)
             self.fail(node, f"tensors have no supported attribute `{attr}`")
         if isinstance(base, dtypes.ElementType):
@@ -1575,15 +1518,16 @@ class Translator:
         for size in sizes:
             if isinstance(size, int) and size <= 0:
                 self.fail(node, f"the slice is empty (size {size})")
-        view = self.call_view(
+        view = self.read_call(
+            "view",
             {"input": base, "shape": sizes, "offsets": offsets, "valid_shape": None, "dtype": None},
             node,
         )
         if all(keep):
             return view
         kept = [s for s, k in zip(sizes, keep) if k]
-        return self.call_reshape(
-            {"input": view, "shape": kept, "valid_shape": None, "inplace": False}, node
+        return self.read_call(
+            "reshape", {"input": view, "shape": kept, "valid_shape": None, "inplace": False}, node
         )
 
     def difference(self, hi: Any, lo: Any, node: ast.AST) -> Any:
@@ -1682,12 +1626,12 @@ class Translator:
     def binop(self, sym: str, left: Any, right: Any, node: ast.AST) -> Any:
         left, right = self.resolve(left, node), self.resolve(right, node)
         if any(_is_tile(v) or _is_mem(v) for v in (left, right)):
-            spec = optable.BY_OPERATOR.get(sym)
-            if spec is None:
+            binding = bindings.BY_OPERATOR.get(sym)
+            if binding is None:
                 self.fail(node, f"operator {sym} is not supported on tensors")
-            return self.elementwise(spec, [left, right], node)
+            return elementwise(self, binding, [left, right], node)
         if _is_index(left) or _is_index(right):
-            op_cls = _INDEX_BINOPS.get(sym)
+            op_cls = index_ops.BY_OPERATOR.get(sym)
             if op_cls is None:
                 hint = " (use // for index division)" if sym == "/" else ""
                 self.fail(node, f"operator {sym} is not supported on runtime index values{hint}")
@@ -1725,15 +1669,15 @@ class Translator:
 
     def compare(self, sym: str, left: Any, right: Any, node: ast.AST) -> Any:
         if any(_is_tile(v) or _is_mem(v) for v in (left, right)):
-            spec = optable.BY_OPERATOR.get(sym)
-            if spec is None:
+            binding = bindings.BY_OPERATOR.get(sym)
+            if binding is None:
                 self.fail(node, f"`{sym}` is not supported on tensors")
-            return self.elementwise(spec, [left, right], node)
+            return elementwise(self, binding, [left, right], node)
         if _is_index(left) or _is_index(right):
-            if sym not in _CMPI:
+            if sym not in index_ops.COMPARISONS:
                 self.fail(node, f"`{sym}` is not supported on runtime index values")
             a, b = self.index(left, node), self.index(right, node)
-            return self.emit(arith.CmpiOp(a, b, _CMPI[sym]), node).results[0]
+            return self.emit(arith.CmpiOp(a, b, index_ops.COMPARISONS[sym]), node).results[0]
         if _is_ssa(left) or _is_ssa(right):
             self.fail(node, f"`{sym}` is not supported on {describe(left)} and {describe(right)}")
         try:
@@ -1899,7 +1843,7 @@ class Translator:
             return self.py_op(
                 lambda: builtins.min(a, b) if name == "min" else builtins.max(a, b), node=node
             )
-        op_cls = {"min": arith.MinSIOp, "max": arith.MaxSIOp, "ceildiv": arith.CeilDivSIOp}[name]
+        op_cls = index_ops.BY_FUNCTION[name]
         return self.emit(op_cls(self.index(a, node), self.index(b, node)), node).results[0]
 
     # ----------------------------------------------------------------------- pypto calls
@@ -1922,24 +1866,33 @@ class Translator:
         if len(path) == 1 and path[0] in _SCALAR_FUNCS:
             return self.scalar_func(path[0], args, kwargs, node)
         name = path[-1] if path else "pypto"
-        spec = optable.BY_PYPTO.get(name) if len(path) == 1 else None
-        if spec is None:
+        binding = bindings.BY_PYPTO.get(name) if len(path) == 1 else None
+        if binding is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")
         if self.builder is None:
             self.fail(node, f"{ref.dotted}() needs a kernel: it cannot run at module level")
-        if spec.kind in _KIND_SIGS:
-            bound = self.bind(_KIND_SIGS[spec.kind], args, kwargs, node, ref.dotted)
-            return getattr(self, f"family_{spec.kind}")(spec, bound, node)
-        sig = _SPECIAL_SIGS.get(name)
-        handler = getattr(self, f"call_{name}", None)
-        if sig is None or handler is None:
-            self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")
-        return handler(self.bind(sig, args, kwargs, node, ref.dotted), node)
+        return binding.read(
+            self, self.bind(binding.signature, args, kwargs, node, ref.dotted), node
+        )
+
+    def read_call(self, name: str, args: dict[str, Any], node: ast.AST) -> Any:
+        """`pypto.<name>(**args)` (all parameters given), for the syntax that means a
+        call (`x[a:b]` is a view)."""
+        return bindings.BY_PYPTO[name].read(self, args, node)
+
+    describe = staticmethod(describe)
+    short = staticmethod(_short)
+
+    @staticmethod
+    def pypto_path(v: Any) -> tuple[str, ...] | None:
+        """The dotted path of a name inside `pypto` (`("CastMode", "CAST_RINT")`), or
+        None for any other value."""
+        return v.path if isinstance(v, PyptoRef) else None
 
     def make_tensor_spec(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> TensorSpec:
-        bound = self.bind(_sig_tensor, args, kwargs, node, "pypto.Tensor")
+        bound = self.bind(_sig_tensor_spec, args, kwargs, node, "pypto.Tensor")
         shape = bound["shape"]
         if not isinstance(shape, list | tuple) or not shape:
             self.fail(
@@ -1971,442 +1924,6 @@ class Translator:
         dt = bound["dtype"]
         elem = dtypes.BY_PYPTO["DT_FP32"] if dt is None else self.dtype(dt, node)
         return TensorSpec(tuple(dims), elem)
-
-    # --- families
-
-    def elementwise(self, spec: optable.OpSpec, operands: list[Any], node: ast.AST) -> SSAValue:
-        """A unary / binary / compare op: memrefs are viewed whole, Python numbers become
-        constants, shapes broadcast and the result type follows from the operands."""
-        vals = [self.resolve(v, node) for v in operands]
-        vals = [self.tile(v, node) if _is_mem(v) else v for v in vals]
-        tiles = [v for v in vals if _is_tile(v)]
-        if not tiles:
-            self.fail(node, f"pypto.{spec.pypto} needs at least one tensor operand")
-        elems = {_elem(t.type) for t in tiles}
-        if len(elems) > 1:
-            names = " and ".join(sorted(dtypes.element_type(e).short for e in elems))
-            self.fail(
-                node, f"pypto.{spec.pypto} mixes element types {names}; cast one operand first"
-            )
-        elem = elems.pop()
-        vals = [v if _is_tile(v) else self.scalar(v, elem, node) for v in vals]
-        try:
-            shape = shapes.broadcast(*[_shape(v.type) if _is_tile(v) else () for v in vals])
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.{spec.pypto}: {e}")
-        if spec.kind == "unary":
-            op = spec.op(vals[0])
-        else:
-            res_elem = i1 if spec.kind == "compare" else elem
-            op = spec.op(vals[0], vals[1], TensorType(res_elem, shape))
-        return self.emit(op, node).results[0]
-
-    def family_unary(self, spec: optable.OpSpec, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return self.elementwise(spec, [self.tile(b["input"], node)], node)
-
-    def family_binary(self, spec: optable.OpSpec, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        prec = b["precision"]
-        if prec is not None and not (isinstance(prec, PyptoRef) and "PrecisionType" in prec.path):
-            self.fail(
-                node, f"pypto.{spec.pypto}() takes two operands, got a third: {describe(prec)}"
-            )
-        other = b["other"]
-        if b["alpha"] != 1:
-            alpha = self.resolve(b["alpha"], node)
-            if _is_tile(self.resolve(other, node)) or _is_mem(other):
-                other = self.elementwise(optable.BY_PYPTO["mul"], [other, alpha], node)
-            else:
-                other = self.binop("*", other, alpha, node)
-        return self.elementwise(spec, [b["input"], other], node)
-
-    def family_compare(self, spec: optable.OpSpec, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return self.elementwise(spec, [b["input"], b["other"]], node)
-
-    def family_reduce(self, spec: optable.OpSpec, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        x = self.tile(b["input"], node)
-        dim = self.const_int(self.resolve(b["dim"], node), node, f"pypto.{spec.pypto} dim")
-        keepdim = bool(b["keepdim"])
-        try:
-            shape = shapes.reduce(_shape(x.type), dim, keepdim)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.{spec.pypto}: {e}")
-        return self.emit(spec.op(x, dim, keepdim, TensorType(_elem(x.type), shape)), node).results[
-            0
-        ]
-
-    # --- special ops (one method per pypto function, named call_<name>)
-
-    def call_tensor(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        shape = self.static_ints(b["shape"], node, "pypto.tensor shape")
-        if not shape or any(d <= 0 for d in shape):
-            self.fail(node, f"pypto.tensor shape {shape} needs sizes > 0")
-        if b["dtype"] is None:
-            self.fail(node, "pypto.tensor needs a dtype")
-        elem = self.dtype(b["dtype"], node)
-        name = b["name"]
-        if not isinstance(name, str):
-            self.fail(node, "pypto.tensor name must be a string")
-        if not name:
-            self.workspace_count += 1
-            name = f"ws{self.workspace_count}"
-        return self.emit(pto.TensorOp(name, MemRefType(elem.mlir, shape)), node).results[0]
-
-    def call_view(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        src = self.resolve(b["input"], node)
-        if not (_is_tile(src) or _is_mem(src)):
-            self.fail(node, f"pypto.view input must be a tensor, got {describe(src)}")
-        if b["shape"] is None:
-            self.fail(node, "pypto.view needs a shape")
-        if b["dtype"] is not None and self.dtype(b["dtype"], node).mlir != _elem(src.type):
-            self.fail(node, "pypto.view with a different dtype is not supported; use pypto.cast")
-        shape = self.mixed(b["shape"], node, "pypto.view shape")
-        rank = len(_shape(src.type))
-        offsets = (
-            [0] * rank
-            if b["offsets"] is None
-            else self.mixed(b["offsets"], node, "pypto.view offsets")
-        )
-        if len(shape) != rank or len(offsets) != rank:
-            self.fail(
-                node,
-                f"pypto.view of a rank-{rank} tensor needs {rank} sizes and {rank} offsets, got "
-                f"{len(shape)} and {len(offsets)}",
-            )
-        valid = (
-            None if b["valid_shape"] is None else self.mixed(b["valid_shape"], node, "valid_shape")
-        )
-        if valid is not None and len(valid) != rank:
-            self.fail(node, f"valid_shape has {len(valid)} entries for a rank-{rank} view")
-        ttype, sizes = self.tensor_type(_elem(src.type), shape, node)
-        return self.emit(
-            pto.ViewOp(src, offsets, ttype, valid_shape=valid, sizes=sizes), node
-        ).results[0]
-
-    def call_assemble(self, b: dict[str, Any], node: ast.AST) -> None:
-        dst = self.resolve(b["dst"], node)
-        if not _is_mem(dst):
-            self.fail(
-                node,
-                "pypto.assemble destination must be a tensor in memory (a kernel argument or a "
-                f"pypto.tensor workspace), got {describe(dst)}",
-            )
-        src = self.tile(b["src"], node, "pypto.assemble source")
-        offsets = self.mixed(b["offsets"], node, "pypto.assemble offsets")
-        if len(offsets) != len(_shape(dst.type)) or len(_shape(src.type)) != len(offsets):
-            self.fail(
-                node,
-                f"pypto.assemble of {describe(src)} into {describe(dst)} with {len(offsets)} offsets: "
-                "the ranks must agree",
-            )
-        if _elem(src.type) != _elem(dst.type):
-            self.fail(
-                node,
-                f"pypto.assemble writes a {dtypes.element_type(_elem(src.type)).short} tile into a "
-                f"{dtypes.element_type(_elem(dst.type)).short} tensor; cast it first",
-            )
-        self.emit(pto.AssembleOp(src, dst, offsets), node)
-
-    def call_reshape(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        src = self.resolve(b["input"], node)
-        # A tensor in memory is read whole first; the reshape of that copy needs no
-        # `inplace` (it is what PyPTO's inplace reshape of a global tensor computes).
-        inplace = bool(b["inplace"]) and not _is_mem(src)
-        shape = self.mixed(b["shape"], node, "pypto.reshape shape")
-        if _is_mem(src) and (
-            DYNAMIC_INDEX in _shape(src.type) or any(isinstance(s, SSAValue) for s in shape)
-        ):
-            self.fail(
-                node,
-                "reshaping a tensor in memory with a dynamic shape is not supported: tileir "
-                "reads it into a tile first, and a dynamic reshape must be inplace (PyPTO "
-                "rule); view a tile of it and reshape that",
-            )
-        x = self.tile(src, node)
-        ttype, _ = self.tensor_type(_elem(x.type), self.infer_minus_one(x, shape, node), node)
-        try:
-            shapes.reshape(_shape(x.type), ttype.get_shape())
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.reshape {e}")
-        valid = (
-            None if b["valid_shape"] is None else self.mixed(b["valid_shape"], node, "valid_shape")
-        )
-        if valid is not None and len(valid) != len(shape):
-            self.fail(node, f"valid_shape has {len(valid)} entries for a rank-{len(shape)} reshape")
-        return self.emit(pto.ReshapeOp(x, ttype, valid_shape=valid, inplace=inplace), node).results[
-            0
-        ]
-
-    def infer_minus_one(
-        self, x: SSAValue, shape: list[int | SSAValue], node: ast.AST
-    ) -> list[int | SSAValue]:
-        """One `-1` in a reshape's shape is whatever size keeps the element count."""
-        if shape.count(-1) == 0:
-            return shape
-        known = [s for s in shape if s != -1]
-        total = 1
-        for s in _shape(x.type):
-            total = total * s if s != DYNAMIC_INDEX else -1
-        if shape.count(-1) > 1 or total < 0 or not all(isinstance(s, int) for s in known):
-            self.fail(node, "a -1 in a reshape needs static sizes and only one -1")
-        rest = math.prod(known)  # type: ignore[arg-type]
-        if rest <= 0 or total % rest:
-            self.fail(node, f"cannot reshape {shapes.fmt(_shape(x.type))} to {_short(shape)}")
-        return [total // rest if s == -1 else s for s in shape]
-
-    def call_transpose(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        x = self.tile(b["input"], node)
-        d0 = self.const_int(b["dim0"], node, "dim0")
-        d1 = self.const_int(b["dim1"], node, "dim1")
-        try:
-            shape = shapes.transpose(_shape(x.type), d0, d1)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.transpose: {e}")
-        return self.emit(
-            pto.TransposeOp(x, d0, d1, TensorType(_elem(x.type), shape)), node
-        ).results[0]
-
-    def call_concat(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        ts = self.resolve(b["tensors"], node)
-        if not isinstance(ts, list | tuple) or not ts:
-            self.fail(node, "pypto.concat takes a non-empty list of tensors")
-        tiles = [self.tile(t, node) for t in ts]
-        dim = self.const_int(b["dim"], node, "pypto.concat dim")
-        elems = {_elem(t.type) for t in tiles}
-        if len(elems) > 1:
-            self.fail(node, "pypto.concat of tensors with different element types")
-        try:
-            shape = shapes.concat([_shape(t.type) for t in tiles], dim)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.concat {e}")
-        return self.emit(pto.ConcatOp(tiles, dim, TensorType(elems.pop(), shape)), node).results[0]
-
-    def call_unsqueeze(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        x = self.tile(b["input"], node)
-        dim = self.const_int(b["dim"], node, "pypto.unsqueeze dim")
-        try:
-            shape = shapes.unsqueeze(_shape(x.type), dim)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.unsqueeze: {e}")
-        return self.emit(pto.UnsqueezeOp(x, dim, TensorType(_elem(x.type), shape)), node).results[0]
-
-    def call_expand_clone(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        if b["valid_shape"] is not None:
-            self.fail(node, "pypto.expand_clone valid_shape= is not supported")
-        x = self.tile(b["input"], node)
-        target = self.static_ints(b["shape"], node, "pypto.expand_clone shape")
-        if any(d <= 0 for d in target):
-            self.fail(node, f"pypto.expand_clone shape {target} needs sizes > 0")
-        try:
-            shape = shapes.expand(_shape(x.type), target)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.expand_clone {e}")
-        return self.emit(pto.ExpandCloneOp(x, TensorType(_elem(x.type), shape)), node).results[0]
-
-    def call_cast(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        x = self.tile(b["input"], node)
-        elem = self.dtype(b["dtype"], node)
-        mode = self.cast_mode(b["mode"], node)
-        sat = b["satmode"]
-        saturate = False
-        if sat is not None:
-            if (
-                isinstance(sat, PyptoRef)
-                and sat.path[-2:-1] == ("SaturationMode",)
-                and sat.path[-1] in ("ON", "OFF")
-            ):
-                saturate = sat.path[-1] == "ON"
-            elif isinstance(sat, bool):
-                saturate = sat
-            else:
-                self.fail(
-                    node, f"satmode must be pypto.SaturationMode.ON or OFF, got {describe(sat)}"
-                )
-        t = TensorType(elem.mlir, _shape(x.type))
-        return self.emit(pto.CastOp(x, t, mode=mode, saturate=saturate), node).results[0]
-
-    def cast_mode(self, mode: Any, node: ast.AST) -> str:
-        if mode is None:
-            return "none"
-        name = None
-        if isinstance(mode, PyptoRef) and mode.path[-2:-1] == ("CastMode",):
-            name = mode.path[-1]
-        elif isinstance(mode, str):
-            name = mode.upper() if mode.upper().startswith("CAST_") else "CAST_" + mode.upper()
-        if name is not None and name.startswith("CAST_") and name[5:].lower() in pto.CAST_MODES:
-            return name[5:].lower()
-        modes = ", ".join(f"pypto.CastMode.CAST_{m.upper()}" for m in pto.CAST_MODES)
-        self.fail(node, f"cast mode must be one of {modes}; got {describe(mode)}")
-
-    def call_full(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        shape = self.mixed(b["size"], node, "pypto.full size")
-        elem = self.dtype(b["dtype"], node)
-        value = self.resolve(b["fill_value"], node)
-        if not (_is_number(value) or _is_index(value)):
-            self.fail(node, f"pypto.full fill_value must be a number, got {describe(value)}")
-        scalar = self.scalar(value, elem.mlir, node)
-        ttype, sizes = self.tensor_type(elem.mlir, shape, node)
-        valid = (
-            None if b["valid_shape"] is None else self.mixed(b["valid_shape"], node, "valid_shape")
-        )
-        return self.emit(pto.FullOp(scalar, ttype, valid_shape=valid, sizes=sizes), node).results[0]
-
-    def call_where(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        cond = self.tile(b["condition"], node, "pypto.where condition")
-        vals = [self.resolve(b[k], node) for k in ("input", "other")]
-        vals = [self.tile(v, node) if _is_mem(v) else v for v in vals]
-        tiles = [v for v in vals if _is_tile(v)]
-        if not tiles:
-            self.fail(node, "pypto.where needs a tensor for input or other")
-        elem = _elem(tiles[0].type)
-        vals = [v if _is_tile(v) else self.scalar(v, elem, node) for v in vals]
-        try:
-            shape = shapes.broadcast(
-                _shape(cond.type), *[_shape(v.type) if _is_tile(v) else () for v in vals]
-            )
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.where: {e}")
-        return self.emit(
-            pto.WhereOp(cond, vals[0], vals[1], TensorType(elem, shape)), node
-        ).results[0]
-
-    def call_matmul(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        a = self.tile(b["input"], node)
-        m2 = self.tile(b["mat2"], node)
-        out = self.dtype(b["out_dtype"], node, "matmul out_dtype")
-        if b["c_matrix_nz"]:
-            self.fail(node, "pypto.matmul c_matrix_nz=True is not supported")
-        bias = None
-        params = self.resolve(b["extend_params"], node)
-        if params is not None:
-            if not isinstance(params, dict):
-                self.fail(node, f"extend_params must be a dict, got {describe(params)}")
-            for key in params:
-                if key != "bias_tensor":
-                    self.fail(
-                        node,
-                        f"pypto.matmul extend_params key {key!r} is not supported (supported: "
-                        "'bias_tensor')",
-                    )
-            if "bias_tensor" in params:
-                bias = self.tile(params["bias_tensor"], node, "bias_tensor")
-        a_trans, b_trans = bool(b["a_trans"]), bool(b["b_trans"])
-        try:
-            shape = shapes.matmul(_shape(a.type), _shape(m2.type), a_trans=a_trans, b_trans=b_trans)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.matmul {e}")
-        op = pto.MatmulOp(
-            a, m2, TensorType(out.mlir, shape), bias=bias, a_trans=a_trans, b_trans=b_trans
-        )
-        return self.emit(op, node).results[0]
-
-    def call_gathermask(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        x = self.tile(b["input"], node)
-        mode = self.const_int(b["pattern_mode"], node, "pattern_mode")
-        try:
-            shape = shapes.gathermask(_shape(x.type), mode)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.gathermask {e}")
-        return self.emit(pto.GathermaskOp(x, mode, TensorType(_elem(x.type), shape)), node).results[
-            0
-        ]
-
-    def _index_op(self, op_cls: type[Any], name: str, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        x = self.tile(b["input"], node)
-        idx = self.tile(b["index"], node, f"pypto.{name} index")
-        dim = self.const_int(b["dim"], node, f"pypto.{name} dim")
-        try:
-            shape = getattr(shapes, name)(_shape(x.type), _shape(idx.type), dim)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.{name}: {e}")
-        return self.emit(op_cls(x, dim, idx, TensorType(_elem(x.type), shape)), node).results[0]
-
-    def call_gather(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return self._index_op(pto.GatherOp, "gather", b, node)
-
-    def call_index_select(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return self._index_op(pto.IndexSelectOp, "index_select", b, node)
-
-    def call_topk(self, b: dict[str, Any], node: ast.AST) -> tuple[SSAValue, SSAValue]:
-        x = self.tile(b["input"], node)
-        k = self.const_int(b["k"], node, "pypto.topk k")
-        dim = -1 if b["dim"] is None else self.const_int(b["dim"], node, "pypto.topk dim")
-        try:
-            shape = shapes.topk(_shape(x.type), k, dim)
-        except shapes.ShapeError as e:
-            self.fail(node, f"pypto.topk {e}")
-        op = pto.TopkOp(
-            x, k, dim, bool(b["largest"]), TensorType(_elem(x.type), shape), TensorType(i32, shape)
-        )
-        self.emit(op, node)
-        return op.results[0], op.results[1]
-
-    def _loop_state(
-        self, op_cls: type[Any], name: str, b: dict[str, Any], node: ast.AST
-    ) -> SSAValue:
-        i = self.resolve(b["index"], node)
-        if not (
-            isinstance(i, BlockArgument)
-            and isinstance(i.block.parent_op(), pto.LoopOp | pto.LoopUnrollOp)
-            and i.index == 0
-        ):
-            self.fail(
-                node, f"pypto.{name} takes the index of an enclosing pypto.loop, got {describe(i)}"
-            )
-        return self.emit(op_cls(i), node).results[0]
-
-    def call_is_loop_begin(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return self._loop_state(pto.IsLoopBeginOp, "is_loop_begin", b, node)
-
-    def call_is_loop_end(self, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return self._loop_state(pto.IsLoopEndOp, "is_loop_end", b, node)
-
-    def tile_size(self, v: Any) -> Any:
-        """A tile-shape entry: the chunk length of a `pypto.loop_unroll` is a constant
-        in each body PyPTO traces, but one SSA value in the single `pto.loop_unroll`
-        body; tile shapes are sizing hints, so the largest factor stands for it."""
-        if (
-            isinstance(v, BlockArgument)
-            and isinstance(v.block.parent_op(), pto.LoopUnrollOp)
-            and v.index == 1
-        ):
-            loop = v.block.parent_op()
-            assert isinstance(loop, pto.LoopUnrollOp)
-            return max(loop.factors)
-        return v
-
-    def call_set_vec_tile_shapes(self, b: dict[str, Any], node: ast.AST) -> None:
-        sizes = [self.tile_size(v) for v in b["shapes"]]
-        shape = self.static_ints(sizes, node, "pypto.set_vec_tile_shapes")
-        if not 1 <= len(shape) <= pto.MAX_TILE_RANK or any(s <= 0 for s in shape):
-            self.fail(
-                node,
-                f"pypto.set_vec_tile_shapes{tuple(shape)}: a tile shape has 1 to "
-                f"{pto.MAX_TILE_RANK} dims, each > 0",
-            )
-        self.emit(pto.SetVecTileShapesOp(shape), node)
-
-    def call_set_cube_tile_shapes(self, b: dict[str, Any], node: ast.AST) -> None:
-        pairs = []
-        for key in ("m", "k", "n"):
-            value = b[key]
-            if isinstance(value, list | tuple):
-                value = [self.tile_size(v) for v in value]
-            pair = self.static_ints(value, node, f"pypto.set_cube_tile_shapes {key}")
-            if len(pair) != 2 or any(v <= 0 for v in pair):
-                self.fail(
-                    node,
-                    f"pypto.set_cube_tile_shapes {key} must be an [L0, L1] pair of positive sizes",
-                )
-            pairs.append(pair)
-        self.emit(pto.SetCubeTileShapesOp(*pairs, enable_split_k=bool(b["enable_split_k"])), node)
-
-    def call_set_semantic_label(self, b: dict[str, Any], node: ast.AST) -> None:
-        label = self.resolve(b["label"], node)
-        if not isinstance(label, str) or not label:
-            self.fail(
-                node, f"pypto.set_semantic_label takes a non-empty string, got {describe(label)}"
-            )
-        self.emit(pto.SetSemanticLabelOp(label), node)
 
 
 def _mentions(body: Sequence[ast.stmt], name: str) -> bool:

@@ -21,8 +21,20 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 Shape = tuple[int, ...]
 
+GATHERMASK_PATTERNS: dict[int, tuple[int, int]] = {
+    1: (0, 2),
+    2: (1, 2),
+    3: (0, 4),
+    4: (1, 4),
+    5: (2, 4),
+    6: (3, 4),
+    7: (0, 1),
+}
+"""`pypto.gathermask` pattern_mode -> (first kept element, step) along the last dim, from
+the pypto 0.2.0 `gathermask` docstring: 1/2 = 1st/2nd of every 2, 3..6 = 1st..4th of every
+4, 7 = all. The shape rule, the numpy semantics and the interpreter's valid-shape rule all
+read this table."""
 GATHERMASK_MODES = range(1, 8)
-"""`pypto.gathermask` pattern modes (1/2: one of every 2; 3-6: one of every 4; 7: all)."""
 
 
 class ShapeError(ValueError):
@@ -210,7 +222,7 @@ def index_select(shape: Sequence[int], index: Sequence[int], dim: int) -> Shape:
 
 def gathermask_stride(mode: int) -> int:
     """How many elements of the last dim one kept element stands for."""
-    return 2 if mode in (1, 2) else 4 if mode in (3, 4, 5, 6) else 1
+    return GATHERMASK_PATTERNS[mode][1] if mode in GATHERMASK_PATTERNS else 1
 
 
 def gathermask(shape: Sequence[int], mode: int) -> Shape:

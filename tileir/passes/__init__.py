@@ -46,6 +46,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return CoarsenPass
 
+    def pypto_legalize() -> type[ModulePass]:
+        from tileir.backends.pypto.legalize import PyptoLegalizePass
+
+        return PyptoLegalizePass
+
     def default() -> type[ModulePass]:
         from tileir.passes.pipeline import DefaultPipelinePass
 
@@ -59,6 +64,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-fusion": loop_fusion,
         "stitch": stitch,
         "coarsen": coarsen,
+        "pypto-legalize": pypto_legalize,
         "default": default,
     }
 

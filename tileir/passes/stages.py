@@ -15,6 +15,7 @@ from typing import Literal
 from xdsl.ir import Operation
 from xdsl.traits import IsTerminator
 
+from tileir.bindings.matmul import CUBE_OPS
 from tileir.dialect import pto
 
 Unit = Literal["vector", "cube"]
@@ -42,7 +43,7 @@ over xDSL's ABC-based op classes)."""
 def _unit_of_type(op: Operation) -> str | None:
     if op.has_trait(IsTerminator):
         return None
-    if isinstance(op, pto.MatmulOp):
+    if isinstance(op, CUBE_OPS):
         return "cube"
     if isinstance(op, pto.TransferOp):
         return _TRANSFER

@@ -84,6 +84,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import IsTerminator, MemoryEffectKind, NoMemoryEffect, get_effects
 
+from tileir.bindings.matmul import CUBE_OPS
 from tileir.dialect.dtypes import BY_MLIR
 from tileir.dialect.pto import (
     MAX_STITCH_FUNCTIONS,
@@ -91,7 +92,6 @@ from tileir.dialect.pto import (
     KernelOp,
     LoopOp,
     LoopUnrollOp,
-    MatmulOp,
     SetCubeTileShapesOp,
     SetSemanticLabelOp,
     SetVecTileShapesOp,
@@ -230,7 +230,7 @@ def _reads_of(op: Operation) -> tuple[str, ...]:
     tiles = any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
     if isinstance(op, TransferOp) or not tiles:
         return ()
-    if isinstance(op, MatmulOp):
+    if isinstance(op, CUBE_OPS):
         return ("cube", "label")
     return ("vec", "label")
 

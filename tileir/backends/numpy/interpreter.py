@@ -61,7 +61,7 @@ from tileir.backends.numpy import fastpaths, semantics
 from tileir.diagnostics import TileirError, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
-from tileir.dialect.optable import BY_OP
+from tileir.dialect.shapes import GATHERMASK_PATTERNS
 
 Env = list[Any]
 Step = Callable[[Env], None]
@@ -156,13 +156,16 @@ def rule(*op_types: type[Operation]) -> Callable[[Rule], Rule]:
 
 
 def _rule_for(op: Operation) -> Rule | None:
+    """`RULES` holds the rules of the IR's own structure (arith, scf, stages, loops);
+    a PyPTO function's rule is on its binding."""
     found = RULES.get(type(op))
     if found is not None:
         return found
-    spec = BY_OP.get(type(op))
-    if spec is not None:
-        return KIND_RULES.get(spec.kind)
-    return None
+    # Imported here: the bindings import this module's rules.
+    from tileir.bindings import BY_OP
+
+    binding = BY_OP.get(type(op))
+    return binding.numpy if binding is not None else None
 
 
 class _Compiler:
@@ -567,8 +570,7 @@ def _tensor_dim(c: _Compiler, op: Operation) -> Step:
 # --------------------------------------------------------------------------- memory
 
 
-@rule(pto.TensorOp)
-def _workspace(c: _Compiler, op: Operation) -> Step:
+def tensor_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.TensorOp)
     shape, dtype, r = _shape(op.result.type), numpy_dtype(op.result.type), c.slot(op.result)
 
@@ -578,8 +580,7 @@ def _workspace(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.ViewOp)
-def _view(c: _Compiler, op: Operation) -> Step:
+def view_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ViewOp)
     offsets = _IndexList(c, op.mixed_offsets)
     valid_of = _IndexList(c, op.mixed_valid_shape)
@@ -637,8 +638,7 @@ def _view(c: _Compiler, op: Operation) -> Step:
     return slice_tile
 
 
-@rule(pto.AssembleOp)
-def _assemble(c: _Compiler, op: Operation) -> Step:
+def assemble_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.AssembleOp)
     offsets = _IndexList(c, op.mixed_offsets)
     src, dst = c.slot(op.src), c.slot(op.dst)
@@ -771,33 +771,31 @@ def _elementwise(
     return general
 
 
-def _semantics_fn(op: Operation) -> Callable[..., Any]:
-    spec = BY_OP[type(op)]
-    fn = getattr(semantics, spec.semantics, None)
-    if fn is None:
-        raise error_at(op, f"the numpy semantics of '{op.name}' ({spec.semantics}) are missing")
-    return fn
+def _semantics_name(op: Operation) -> str:
+    """The name of `op`'s pure function in `semantics` (on its binding)."""
+    from tileir.bindings import BY_OP
+
+    name = BY_OP[type(op)].semantics
+    if name is None or getattr(semantics, name, None) is None:
+        raise error_at(op, f"the numpy semantics of '{op.name}' ({name}) are missing")
+    return name
 
 
-def _unary_rule(c: _Compiler, op: Operation) -> Step:
-    _semantics_fn(op)
-    return _elementwise(c, op, fastpaths.unary(BY_OP[type(op)].semantics), [op.operands[0]])
+def unary_rule(c: _Compiler, op: Operation) -> Step:
+    return _elementwise(c, op, fastpaths.unary(_semantics_name(op)), [op.operands[0]])
 
 
-def _binary_rule(c: _Compiler, op: Operation) -> Step:
-    _semantics_fn(op)
-    return _elementwise(c, op, fastpaths.binary(BY_OP[type(op)].semantics), list(op.operands))
+def binary_rule(c: _Compiler, op: Operation) -> Step:
+    return _elementwise(c, op, fastpaths.binary(_semantics_name(op)), list(op.operands))
 
 
-@rule(pto.WhereOp)
-def _where(c: _Compiler, op: Operation) -> Step:
+def where_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.WhereOp)
     dtype = numpy_dtype(op.result.type)
     return _elementwise(c, op, semantics.where, [op.condition, op.input, op.other], dtype=dtype)
 
 
-@rule(pto.CastOp)
-def _cast(c: _Compiler, op: Operation) -> Step:
+def cast_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.CastOp)
     dtype = numpy_dtype(op.result.type)
     return _elementwise(
@@ -811,8 +809,7 @@ def _cast(c: _Compiler, op: Operation) -> Step:
     )
 
 
-@rule(pto.FullOp)
-def _full(c: _Compiler, op: Operation) -> Step:
+def full_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.FullOp)
     dtype = numpy_dtype(op.result.type)
     shape_of = _result_shape(c, op.result.type, op.sizes)
@@ -833,10 +830,9 @@ def _full(c: _Compiler, op: Operation) -> Step:
 # --------------------------------------------------------------------------- reductions
 
 
-def _reduce_rule(c: _Compiler, op: Operation) -> Step:
+def reduce_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ReduceOp)
-    _semantics_fn(op)
-    fn = fastpaths.reduction(BY_OP[type(op)].semantics)
+    fn = fastpaths.reduction(_semantics_name(op))
     rank = _rank(op.input)
     d = op.dim.value.data % rank
     nd = d - rank
@@ -868,8 +864,7 @@ def _reduce_rule(c: _Compiler, op: Operation) -> Step:
 # --------------------------------------------------------------------------- matmul
 
 
-@rule(pto.MatmulOp)
-def _matmul(c: _Compiler, op: Operation) -> Step:
+def matmul_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.MatmulOp)
     out_dtype = numpy_dtype(op.result.type)
     a_trans, b_trans = op.a_trans is not None, op.b_trans is not None
@@ -917,8 +912,7 @@ def _matmul(c: _Compiler, op: Operation) -> Step:
 # --------------------------------------------------------------------------- layout
 
 
-@rule(pto.ReshapeOp)
-def _reshape(c: _Compiler, op: Operation) -> Step:
+def reshape_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ReshapeOp)
     in_rank = _rank(op.input)
     target = _shape(op.result.type)
@@ -944,8 +938,7 @@ def _reshape(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.TransposeOp)
-def _transpose(c: _Compiler, op: Operation) -> Step:
+def transpose_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.TransposeOp)
     rank = _rank(op.input)
     d0, d1 = op.dim0.value.data % rank, op.dim1.value.data % rank
@@ -963,8 +956,7 @@ def _transpose(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.ConcatOp)
-def _concat(c: _Compiler, op: Operation) -> Step:
+def concat_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ConcatOp)
     rank = _rank(op.result)
     d = op.dim.value.data % rank
@@ -1002,8 +994,7 @@ def _concat(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.UnsqueezeOp)
-def _unsqueeze(c: _Compiler, op: Operation) -> Step:
+def unsqueeze_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.UnsqueezeOp)
     rank = _rank(op.input)
     d = op.dim.value.data % (rank + 1)
@@ -1017,8 +1008,7 @@ def _unsqueeze(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.ExpandCloneOp)
-def _expand_clone(c: _Compiler, op: Operation) -> Step:
+def expand_clone_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ExpandCloneOp)
     rank = _rank(op.input)
     target = _shape(op.result.type)
@@ -1038,12 +1028,10 @@ def _expand_clone(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.GathermaskOp)
-def _gathermask(c: _Compiler, op: Operation) -> Step:
+def gathermask_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.GathermaskOp)
     mode = op.pattern_mode.value.data
-    start = {1: 0, 2: 1, 3: 0, 4: 1, 5: 2, 6: 3, 7: 0}.get(mode, 0)
-    step = pto.GathermaskOp.stride(mode)
+    start, step = GATHERMASK_PATTERNS.get(mode, (0, 1))
     a, r = c.slot(op.input), c.slot(op.result)
 
     def run(env: Env) -> None:
@@ -1068,10 +1056,9 @@ def _check_result_shape(op: Operation, out: np.ndarray, result: SSAValue) -> Non
         )
 
 
-@rule(pto.GatherOp, pto.IndexSelectOp)
-def _index_op(c: _Compiler, op: Operation) -> Step:
+def index_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.GatherOp | pto.IndexSelectOp)
-    fn = _semantics_fn(op)
+    fn = getattr(semantics, _semantics_name(op))
     rank = _rank(op.input)
     d = op.dim.value.data % rank
     a, i, r = c.slot(op.input), c.slot(op.index), c.slot(op.result)
@@ -1096,8 +1083,7 @@ def _index_op(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.TopkOp)
-def _topk(c: _Compiler, op: Operation) -> Step:
+def topk_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.TopkOp)
     rank = _rank(op.input)
     d = op.dim.value.data % rank
@@ -1132,12 +1118,8 @@ def _topk(c: _Compiler, op: Operation) -> Step:
 # --------------------------------------------------------------------------- structure
 
 
-def _noop(c: _Compiler, op: Operation) -> None:
+def noop_rule(c: _Compiler, op: Operation) -> None:
     return None
-
-
-for _t in (pto.SetVecTileShapesOp, pto.SetCubeTileShapesOp, pto.SetSemanticLabelOp):
-    RULES[_t] = _noop
 
 
 @rule(pto.TransferOp)
@@ -1210,8 +1192,7 @@ def _if(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-@rule(pto.IsLoopBeginOp, pto.IsLoopEndOp)
-def _loop_state(c: _Compiler, op: Operation) -> Step:
+def loop_state_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.IsLoopBeginOp | pto.IsLoopEndOp)
     loop = op.loop()
     info, chunk = c.loop_slots[loop]
@@ -1293,14 +1274,6 @@ def _loop_unroll(c: _Compiler, op: Operation) -> Step:
     return run
 
 
-KIND_RULES: dict[str, Rule] = {
-    "unary": _unary_rule,
-    "binary": _binary_rule,
-    "compare": _binary_rule,
-    "reduce": _reduce_rule,
-}
-
-
 # --------------------------------------------------------------------------- batching
 
 
@@ -1346,8 +1319,10 @@ def _batchable_op(op: Operation) -> bool:
         return all(_is_index_like(r.type) and _width(r.type) <= 64 for r in op.results)
     if isinstance(op, _BATCHABLE):
         return True
-    spec = BY_OP.get(type(op))
-    return spec is not None and spec.kind in ("unary", "binary", "compare", "reduce")
+    from tileir.bindings import BY_OP
+
+    binding = BY_OP.get(type(op))
+    return binding is not None and binding.numpy in (unary_rule, binary_rule, reduce_rule)
 
 
 def _read_batched(

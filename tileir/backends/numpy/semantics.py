@@ -40,6 +40,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from tileir.dialect.shapes import GATHERMASK_PATTERNS
+
 __all__ = [
     "CAST_MODES",
     "SemanticsError",
@@ -1017,26 +1019,14 @@ def expand_clone(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
 # indexing
 # --------------------------------------------------------------------------------------
 
-# pattern_mode -> (first element, step) along the last dim, from the pypto 0.2.0
-# `gathermask` docstring: 1/2 = 1st/2nd of every 2, 3..6 = 1st..4th of every 4, 7 = all.
-_GATHERMASK: dict[int, tuple[int, int]] = {
-    1: (0, 2),
-    2: (1, 2),
-    3: (0, 4),
-    4: (1, 4),
-    5: (2, 4),
-    6: (3, 4),
-    7: (0, 1),
-}
-
 
 def gathermask(x: np.ndarray, pattern_mode: int) -> np.ndarray:
     """`pypto.gathermask(x, pattern_mode)`: keep one element of every 2 (modes 1, 2), of
     every 4 (modes 3-6) or all (7) along the last dim. The last dim must divide by the
     period; the output's last dim is last/2, last/4 or last."""
-    if pattern_mode not in _GATHERMASK:
+    if pattern_mode not in GATHERMASK_PATTERNS:
         raise SemanticsError(f"gathermask: pattern_mode must be 1..7, got {pattern_mode}")
-    start, step = _GATHERMASK[pattern_mode]
+    start, step = GATHERMASK_PATTERNS[pattern_mode]
     if x.ndim == 0 or x.shape[-1] % step != 0:
         raise SemanticsError(
             f"gathermask: last dim of {list(x.shape)} must be a multiple of {step} for mode {pattern_mode}"

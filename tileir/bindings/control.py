@@ -1,0 +1,143 @@
+"""Loop state and settings: `pypto.is_loop_begin / is_loop_end` and the
+`set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements.
+
+Settings change how PyPTO tiles and labels the ops after them and compute nothing, so
+their numpy rule is a no-op. `pypto.loop` / `loop_unroll` are not bindings: the
+frontend reads them as the iterable of a `for` (region building), see `INTERNAL`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from tileir.backends.numpy import interpreter as rules
+from tileir.bindings.binding import Binding, register
+from tileir.dialect import pto
+
+
+def _sig_loop_state(index): ...
+def _sig_set_vec_tile_shapes(*shapes): ...
+def _sig_set_cube_tile_shapes(m, k, n, enable_split_k=False): ...
+def _sig_set_semantic_label(label): ...
+
+
+def loop_state(pypto: str, op_cls: type[Operation]) -> Binding:
+    """`pypto.is_loop_begin(i)` <-> `pto.is_loop_begin %i` (written in the `if` itself,
+    as PyPTO requires: the writer inlines it where used)."""
+
+    def read(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+        i = fe.resolve(b["index"], node)
+        if not (
+            isinstance(i, BlockArgument)
+            and isinstance(i.block.parent_op(), pto.LoopOp | pto.LoopUnrollOp)
+            and i.index == 0
+        ):
+            fe.fail(
+                node,
+                f"pypto.{pypto} takes the index of an enclosing pypto.loop, got {fe.describe(i)}",
+            )
+        return fe.emit(op_cls(i), node).results[0]
+
+    def write(w: Any, op: Any) -> str:
+        return f"pypto.{pypto}({w.use(op.index)})"
+
+    return Binding(pypto, op_cls, _sig_loop_state, read, write, rules.loop_state_rule)
+
+
+def _tile_size(v: Any) -> Any:
+    """A tile-shape entry: the chunk length of a `pypto.loop_unroll` is a constant in
+    each body PyPTO traces, but one SSA value in the single `pto.loop_unroll` body; tile
+    shapes are sizing hints, so the largest factor stands for it."""
+    if (
+        isinstance(v, BlockArgument)
+        and isinstance(v.block.parent_op(), pto.LoopUnrollOp)
+        and v.index == 1
+    ):
+        loop = v.block.parent_op()
+        assert isinstance(loop, pto.LoopUnrollOp)
+        return max(loop.factors)
+    return v
+
+
+def _read_vec(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+    sizes = [_tile_size(v) for v in b["shapes"]]
+    shape = fe.static_ints(sizes, node, "pypto.set_vec_tile_shapes")
+    if not 1 <= len(shape) <= pto.MAX_TILE_RANK or any(s <= 0 for s in shape):
+        fe.fail(
+            node,
+            f"pypto.set_vec_tile_shapes{tuple(shape)}: a tile shape has 1 to "
+            f"{pto.MAX_TILE_RANK} dims, each > 0",
+        )
+    fe.emit(pto.SetVecTileShapesOp(shape), node)
+
+
+def _write_vec(w: Any, op: pto.SetVecTileShapesOp) -> str:
+    return f"pypto.set_vec_tile_shapes({', '.join(map(str, op.shape.get_values()))})"
+
+
+def _read_cube(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+    pairs = []
+    for key in ("m", "k", "n"):
+        value = b[key]
+        if isinstance(value, list | tuple):
+            value = [_tile_size(v) for v in value]
+        pair = fe.static_ints(value, node, f"pypto.set_cube_tile_shapes {key}")
+        if len(pair) != 2 or any(v <= 0 for v in pair):
+            fe.fail(
+                node,
+                f"pypto.set_cube_tile_shapes {key} must be an [L0, L1] pair of positive sizes",
+            )
+        pairs.append(pair)
+    fe.emit(pto.SetCubeTileShapesOp(*pairs, enable_split_k=bool(b["enable_split_k"])), node)
+
+
+def _write_cube(w: Any, op: pto.SetCubeTileShapesOp) -> str:
+    m, k, n = (list(getattr(op, x).get_values()) for x in ("m", "k", "n"))
+    split = ", enable_split_k=True" if op.enable_split_k is not None else ""
+    return f"pypto.set_cube_tile_shapes({m}, {k}, {n}{split})"
+
+
+def _read_label(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+    label = fe.resolve(b["label"], node)
+    if not isinstance(label, str) or not label:
+        fe.fail(
+            node, f"pypto.set_semantic_label takes a non-empty string, got {fe.describe(label)}"
+        )
+    fe.emit(pto.SetSemanticLabelOp(label), node)
+
+
+def _write_label(w: Any, op: pto.SetSemanticLabelOp) -> str:
+    return f"pypto.set_semantic_label({w.string(op.label.data)})"
+
+
+register(
+    loop_state("is_loop_begin", pto.IsLoopBeginOp),
+    loop_state("is_loop_end", pto.IsLoopEndOp),
+    Binding(
+        "set_vec_tile_shapes",
+        pto.SetVecTileShapesOp,
+        _sig_set_vec_tile_shapes,
+        _read_vec,
+        _write_vec,
+        rules.noop_rule,
+    ),
+    Binding(
+        "set_cube_tile_shapes",
+        pto.SetCubeTileShapesOp,
+        _sig_set_cube_tile_shapes,
+        _read_cube,
+        _write_cube,
+        rules.noop_rule,
+    ),
+    Binding(
+        "set_semantic_label",
+        pto.SetSemanticLabelOp,
+        _sig_set_semantic_label,
+        _read_label,
+        _write_label,
+        rules.noop_rule,
+    ),
+)

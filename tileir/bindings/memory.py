@@ -1,0 +1,323 @@
+"""Memory and layout: `pypto.tensor`, `view`, `assemble`, `reshape`, `transpose`,
+`concat`, `unsqueeze` and `expand_clone`.
+
+`view` reads a window of a tensor (in memory or a tile) into a tile, `assemble` writes
+a tile into a tensor in memory; the rest rearrange a tile. Result shapes come from
+`shapes.reshape / transpose / concat / unsqueeze / expand`.
+
+PyPTO 0.2.0 work-around: a whole-tensor write (`assemble` at offset 0 of a tile of the
+tensor's shape) is written `dst[:] = t`, as the seed kernels write it: PyPTO 0.2.0
+rejects the equal `assemble` into a workspace written in both branches of an `if`
+(`F21007 Operation already in a group`). The frontend reads `dst[:] = t` back as the
+assemble.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType
+from xdsl.ir import SSAValue
+
+from tileir.backends.numpy import interpreter as rules
+from tileir.bindings.binding import Binding, register
+from tileir.bindings.reading import elem, is_mem, is_tile, shape
+from tileir.dialect import dtypes, pto, shapes
+
+
+def _sig_tensor(shape, dtype=None, name=""): ...
+def _sig_view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None): ...
+def _sig_assemble(src, offsets, dst): ...
+def _sig_reshape(input, shape, *, valid_shape=None, inplace=False): ...
+def _sig_transpose(input, dim0, dim1): ...
+def _sig_concat(tensors, dim=0): ...
+def _sig_unsqueeze(input, dim): ...
+def _sig_expand_clone(input, shape, *, valid_shape=None): ...
+
+
+def _valid(fe: Any, b: dict[str, Any], node: ast.AST) -> list[int | SSAValue] | None:
+    return None if b["valid_shape"] is None else fe.mixed(b["valid_shape"], node, "valid_shape")
+
+
+def _valid_kw(w: Any, op: Any) -> str:
+    valid = op.mixed_valid_shape
+    return f", valid_shape={w.mixed(valid)}" if valid is not None else ""
+
+
+# --------------------------------------------------------------------------- tensor
+
+
+def _read_tensor(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    dims = fe.static_ints(b["shape"], node, "pypto.tensor shape")
+    if not dims or any(d <= 0 for d in dims):
+        fe.fail(node, f"pypto.tensor shape {dims} needs sizes > 0")
+    if b["dtype"] is None:
+        fe.fail(node, "pypto.tensor needs a dtype")
+    element = fe.dtype(b["dtype"], node)
+    name = b["name"]
+    if not isinstance(name, str):
+        fe.fail(node, "pypto.tensor name must be a string")
+    if not name:
+        fe.workspace_count += 1
+        name = f"ws{fe.workspace_count}"
+    return fe.emit(pto.TensorOp(name, MemRefType(element.mlir, dims)), node).results[0]
+
+
+def _write_tensor(w: Any, op: pto.TensorOp) -> str:
+    t = op.result.type
+    return f"pypto.tensor({w.shape_of(t)}, {w.dtype(t)}, {w.string(op.buffer_name.data)})"
+
+
+# --------------------------------------------------------------------------- view
+
+
+def _read_view(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    src = fe.resolve(b["input"], node)
+    if not (is_tile(src) or is_mem(src)):
+        fe.fail(node, f"pypto.view input must be a tensor, got {fe.describe(src)}")
+    if b["shape"] is None:
+        fe.fail(node, "pypto.view needs a shape")
+    if b["dtype"] is not None and fe.dtype(b["dtype"], node).mlir != elem(src):
+        fe.fail(node, "pypto.view with a different dtype is not supported; use pypto.cast")
+    sizes = fe.mixed(b["shape"], node, "pypto.view shape")
+    rank = len(shape(src))
+    offsets = (
+        [0] * rank if b["offsets"] is None else fe.mixed(b["offsets"], node, "pypto.view offsets")
+    )
+    if len(sizes) != rank or len(offsets) != rank:
+        fe.fail(
+            node,
+            f"pypto.view of a rank-{rank} tensor needs {rank} sizes and {rank} offsets, got "
+            f"{len(sizes)} and {len(offsets)}",
+        )
+    valid = _valid(fe, b, node)
+    if valid is not None and len(valid) != rank:
+        fe.fail(node, f"valid_shape has {len(valid)} entries for a rank-{rank} view")
+    ttype, dyn = fe.tensor_type(elem(src), sizes, node)
+    op = pto.ViewOp(src, offsets, ttype, valid_shape=valid, sizes=dyn)
+    return fe.emit(op, node).results[0]
+
+
+def _write_view(w: Any, op: pto.ViewOp) -> str:
+    return (
+        f"pypto.view({w.use(op.source)}, {w.shape_of(op.result.type, op.sizes)}, "
+        f"{w.mixed(op.mixed_offsets)}{_valid_kw(w, op)})"
+    )
+
+
+# --------------------------------------------------------------------------- assemble
+
+
+def _read_assemble(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+    dst = fe.resolve(b["dst"], node)
+    if not is_mem(dst):
+        fe.fail(
+            node,
+            "pypto.assemble destination must be a tensor in memory (a kernel argument or a "
+            f"pypto.tensor workspace), got {fe.describe(dst)}",
+        )
+    src = fe.tile(b["src"], node, "pypto.assemble source")
+    offsets = fe.mixed(b["offsets"], node, "pypto.assemble offsets")
+    if len(offsets) != len(shape(dst)) or len(shape(src)) != len(offsets):
+        fe.fail(
+            node,
+            f"pypto.assemble of {fe.describe(src)} into {fe.describe(dst)} with {len(offsets)} "
+            "offsets: the ranks must agree",
+        )
+    if elem(src) != elem(dst):
+        fe.fail(
+            node,
+            f"pypto.assemble writes a {dtypes.element_type(elem(src)).short} tile into a "
+            f"{dtypes.element_type(elem(dst)).short} tensor; cast it first",
+        )
+    fe.emit(pto.AssembleOp(src, dst, offsets), node)
+
+
+def _write_assemble(w: Any, op: pto.AssembleOp) -> str:
+    if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == shape(op.dst):
+        return f"{w.use(op.dst)}[:] = {w.use(op.src)}"
+    return f"pypto.assemble({w.use(op.src)}, {w.mixed(op.mixed_offsets)}, {w.use(op.dst)})"
+
+
+# --------------------------------------------------------------------------- reshape
+
+
+def _infer_minus_one(
+    fe: Any, x: SSAValue, sizes: list[int | SSAValue], node: ast.AST
+) -> list[int | SSAValue]:
+    """One `-1` in a reshape's shape is whatever size keeps the element count."""
+    if sizes.count(-1) == 0:
+        return sizes
+    known = [s for s in sizes if s != -1]
+    total = 1
+    for s in shape(x):
+        total = total * s if s != DYNAMIC_INDEX else -1
+    if sizes.count(-1) > 1 or total < 0 or not all(isinstance(s, int) for s in known):
+        fe.fail(node, "a -1 in a reshape needs static sizes and only one -1")
+    rest = math.prod(known)  # type: ignore[arg-type]
+    if rest <= 0 or total % rest:
+        fe.fail(node, f"cannot reshape {shapes.fmt(shape(x))} to {fe.short(sizes)}")
+    return [total // rest if s == -1 else s for s in sizes]
+
+
+def _read_reshape(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    src = fe.resolve(b["input"], node)
+    # A tensor in memory is read whole first; the reshape of that copy needs no
+    # `inplace` (it is what PyPTO's inplace reshape of a global tensor computes).
+    inplace = bool(b["inplace"]) and not is_mem(src)
+    sizes = fe.mixed(b["shape"], node, "pypto.reshape shape")
+    if is_mem(src) and (DYNAMIC_INDEX in shape(src) or any(isinstance(s, SSAValue) for s in sizes)):
+        fe.fail(
+            node,
+            "reshaping a tensor in memory with a dynamic shape is not supported: tileir "
+            "reads it into a tile first, and a dynamic reshape must be inplace (PyPTO "
+            "rule); view a tile of it and reshape that",
+        )
+    x = fe.tile(src, node)
+    ttype, _ = fe.tensor_type(elem(x), _infer_minus_one(fe, x, sizes, node), node)
+    try:
+        shapes.reshape(shape(x), ttype.get_shape())
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.reshape {e}")
+    valid = _valid(fe, b, node)
+    if valid is not None and len(valid) != len(sizes):
+        fe.fail(node, f"valid_shape has {len(valid)} entries for a rank-{len(sizes)} reshape")
+    op = pto.ReshapeOp(x, ttype, valid_shape=valid, inplace=inplace)
+    return fe.emit(op, node).results[0]
+
+
+def _write_reshape(w: Any, op: pto.ReshapeOp) -> str:
+    extra = _valid_kw(w, op) + (", inplace=True" if op.inplace is not None else "")
+    return f"pypto.reshape({w.use(op.input)}, {w.shape_of(op.result.type)}{extra})"
+
+
+# --------------------------------------------------------------------------- rearranging
+
+
+def _read_transpose(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    x = fe.tile(b["input"], node)
+    d0 = fe.const_int(b["dim0"], node, "dim0")
+    d1 = fe.const_int(b["dim1"], node, "dim1")
+    try:
+        out = shapes.transpose(shape(x), d0, d1)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.transpose: {e}")
+    return fe.emit(pto.TransposeOp(x, d0, d1, TensorType(elem(x), out)), node).results[0]
+
+
+def _write_transpose(w: Any, op: pto.TransposeOp) -> str:
+    return f"pypto.transpose({w.use(op.input)}, {op.dim0.value.data}, {op.dim1.value.data})"
+
+
+def _read_concat(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    ts = fe.resolve(b["tensors"], node)
+    if not isinstance(ts, list | tuple) or not ts:
+        fe.fail(node, "pypto.concat takes a non-empty list of tensors")
+    tiles = [fe.tile(t, node) for t in ts]
+    dim = fe.const_int(b["dim"], node, "pypto.concat dim")
+    elems = {elem(t) for t in tiles}
+    if len(elems) > 1:
+        fe.fail(node, "pypto.concat of tensors with different element types")
+    try:
+        out = shapes.concat([shape(t) for t in tiles], dim)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.concat {e}")
+    return fe.emit(pto.ConcatOp(tiles, dim, TensorType(elems.pop(), out)), node).results[0]
+
+
+def _write_concat(w: Any, op: pto.ConcatOp) -> str:
+    parts = ", ".join(w.use(t) for t in op.tensors)
+    return f"pypto.concat([{parts}], dim={op.dim.value.data})"
+
+
+def _read_unsqueeze(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    x = fe.tile(b["input"], node)
+    dim = fe.const_int(b["dim"], node, "pypto.unsqueeze dim")
+    try:
+        out = shapes.unsqueeze(shape(x), dim)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.unsqueeze: {e}")
+    return fe.emit(pto.UnsqueezeOp(x, dim, TensorType(elem(x), out)), node).results[0]
+
+
+def _write_unsqueeze(w: Any, op: pto.UnsqueezeOp) -> str:
+    return f"pypto.unsqueeze({w.use(op.input)}, {op.dim.value.data})"
+
+
+def _read_expand_clone(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    if b["valid_shape"] is not None:
+        fe.fail(node, "pypto.expand_clone valid_shape= is not supported")
+    x = fe.tile(b["input"], node)
+    target = fe.static_ints(b["shape"], node, "pypto.expand_clone shape")
+    if any(d <= 0 for d in target):
+        fe.fail(node, f"pypto.expand_clone shape {target} needs sizes > 0")
+    try:
+        out = shapes.expand(shape(x), target)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.expand_clone {e}")
+    return fe.emit(pto.ExpandCloneOp(x, TensorType(elem(x), out)), node).results[0]
+
+
+def _write_expand_clone(w: Any, op: pto.ExpandCloneOp) -> str:
+    return f"pypto.expand_clone({w.use(op.input)}, {w.shape_of(op.result.type)})"
+
+
+register(
+    Binding("tensor", pto.TensorOp, _sig_tensor, _read_tensor, _write_tensor, rules.tensor_rule),
+    Binding("view", pto.ViewOp, _sig_view, _read_view, _write_view, rules.view_rule),
+    Binding(
+        "assemble",
+        pto.AssembleOp,
+        _sig_assemble,
+        _read_assemble,
+        _write_assemble,
+        rules.assemble_rule,
+    ),
+    Binding(
+        "reshape",
+        pto.ReshapeOp,
+        _sig_reshape,
+        _read_reshape,
+        _write_reshape,
+        rules.reshape_rule,
+        "reshape",
+    ),
+    Binding(
+        "transpose",
+        pto.TransposeOp,
+        _sig_transpose,
+        _read_transpose,
+        _write_transpose,
+        rules.transpose_rule,
+        "transpose",
+    ),
+    Binding(
+        "concat",
+        pto.ConcatOp,
+        _sig_concat,
+        _read_concat,
+        _write_concat,
+        rules.concat_rule,
+        "concat",
+    ),
+    Binding(
+        "unsqueeze",
+        pto.UnsqueezeOp,
+        _sig_unsqueeze,
+        _read_unsqueeze,
+        _write_unsqueeze,
+        rules.unsqueeze_rule,
+        "unsqueeze",
+    ),
+    Binding(
+        "expand_clone",
+        pto.ExpandCloneOp,
+        _sig_expand_clone,
+        _read_expand_clone,
+        _write_expand_clone,
+        rules.expand_clone_rule,
+        "expand_clone",
+    ),
+)
