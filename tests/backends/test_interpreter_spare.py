@@ -64,6 +64,15 @@ def test_a_broadcast_operand_does_not_take_the_result():
     assert got is not row and got.shape == (3, 4)
     np.testing.assert_array_equal(row, 1)
     np.testing.assert_array_equal(got, full + 1)
+    # the full-shape operand takes it, whichever side it is on
+    col = np.array([[0.5], [-0.0], [np.inf]], F32)
+    for args, want in (((full, col), full - col), ((col, full), col - full)):
+        target = next(a for a in args if a.shape == (3, 4)).copy()
+        ops = tuple(target if a.shape == (3, 4) else a for a in args)
+        got = fastpaths.binary("sub")(*ops, target)
+        assert got is target
+        np.testing.assert_array_equal(bits(got), bits(semantics.sub(*args)))
+        np.testing.assert_array_equal(bits(got), bits(want))
 
 
 def test_comparisons_never_write_into_a_float_buffer():

@@ -142,8 +142,17 @@ def binary(name: str) -> Callable[..., np.ndarray]:
 
 
 def _fits(out: np.ndarray, a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """Whether `out` has the broadcast shape of `a` and `b`."""
-    return out.shape == (a if a == b else np.broadcast_shapes(a, b))
+    """Whether `out`, which has shape `a` or `b`, has the broadcast shape of both: the
+    same rank, and every size of either is 1 or `out`'s (without numpy's slower
+    `broadcast_shapes`, on the path of every small op)."""
+    if a == b:
+        return True
+    shape = out.shape
+    return (
+        len(a) == len(b) == len(shape)
+        and all(p in (1, o) for p, o in zip(a, shape))
+        and all(q in (1, o) for q, o in zip(b, shape))
+    )
 
 
 def _refs(arr: np.ndarray) -> int:
@@ -184,7 +193,8 @@ def spare(arr: Any, held: int = 1) -> np.ndarray | None:
 
 def _forget(arr: np.ndarray) -> None:
     """Drop the float64 copy `_widened` remembers of `arr`, which is about to change."""
-    _WIDE.pop(id(arr), None)
+    if _WIDE:
+        _WIDE.pop(id(arr), None)
 
 
 def _quiet(ufunc: Callable[..., np.ndarray], x: Any, y: Any) -> np.ndarray:

@@ -676,11 +676,11 @@ def _elementwise_into(
             env[r] = (fn(x, s), valid)
 
         return unary
-    readers = [_operand_reader(c, v, result_rank) for v in operands]
+    (read_x, _, _), (read_y, _, _) = (_operand_reader(c, v, result_rank) for v in operands)
     tiles = [(c.slot(v), _rank(v)) for v in operands if _is_tile(v)]
 
     def binary(env: Env) -> None:
-        x, y = (rd(env) for rd, _, _ in readers)
+        x, y = read_x(env), read_y(env)
         parts = [(*env[s], k) for s, k in tiles]
         valid = None if all(p[1] is None for p in parts) else _elementwise_valid(parts, result_rank)
         parts = None  # noqa: F841 (its tuples hold the arrays)
