@@ -26,6 +26,9 @@ back end calls them directly and falls back to `semantics` for everything else:
   operand is made once per tile object, so a loop-invariant weight tile is widened once
   instead of once per iteration.
 
+Like numpy, the shortcuts leave floating-point warnings (overflow to infinity, NaN
+conversions) to the caller: the interpreter runs with them off, because IEEE results are
+the meaning there, and entering `np.errstate` costs more than a small tile's work.
 NaN lanes are handed to `semantics` (which returns a canonical NaN where numpy would
 keep the payload), so even NaN bits agree. The tests compare each shortcut with the
 semantics function over every 16-bit pattern and over edge-case sets of float32.
@@ -33,6 +36,7 @@ semantics function over every 16-bit pattern and over edge-case sets of float32.
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from collections.abc import Callable
@@ -60,21 +64,30 @@ _WIDENS_TO_F32 = {
 def cast(x: np.ndarray, dtype: np.dtype, mode: str = "none", satmode: bool = False) -> np.ndarray:
     """`semantics.cast`, with numpy's conversion where it is provably the same."""
     dst = np.dtype(dtype)
-    src = x.dtype
-    if dst == F32 and src in _WIDENS_TO_F32:
-        with np.errstate(invalid="ignore"):
-            out = x.astype(F32)
+    route = _cast_route(x.dtype, dst, mode, satmode)
+    if route == "widen":
+        out = x.astype(F32)
         return _patch_nan(out, out, x, dst, mode, satmode)
+    if route == "narrow":
+        out = x.astype(dst)
+        return _patch_nan(out, x, x, dst, mode, satmode)
+    return semantics.cast(x, dst, mode, satmode)
+
+
+@functools.cache
+def _cast_route(src: np.dtype, dst: np.dtype, mode: str, satmode: bool) -> str:
+    """Which conversion is numpy's own: an exact widening to float32, a float32 ->
+    bf16 / f16 round to nearest even without saturation, or neither ("semantics")."""
+    if dst == F32 and src in _WIDENS_TO_F32:
+        return "widen"
     if (
         src == F32
         and dst in (BF16, F16)
         and not satmode
         and semantics.resolve_cast_mode(src, dst, mode) == "rint"
     ):
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = x.astype(dst)
-        return _patch_nan(out, x, x, dst, mode, satmode)
-    return semantics.cast(x, dst, mode, satmode)
+        return "narrow"
+    return "semantics"
 
 
 def _patch_nan(
@@ -218,8 +231,7 @@ def _widened(x: np.ndarray) -> np.ndarray:
     hit = _WIDE.get(key)
     if hit is not None and hit[0]() is x:
         return hit[1]
-    with np.errstate(invalid="ignore"):
-        wide = x.astype(F64)
+    wide = x.astype(F64)
     if x.size >= _CACHE_MIN_SIZE:
         _WIDE[key] = (weakref.ref(x, lambda _: _WIDE.pop(key, None)), wide)
     return wide
@@ -245,10 +257,7 @@ def matmul(
     ):
         am, bm = _widened(a), _widened(b)
         acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
-        if out == F32:
-            return acc
-        with np.errstate(over="ignore", invalid="ignore"):
-            return acc.astype(out)
+        return acc if out == F32 else acc.astype(out)
     return semantics.matmul(a, b, out, a_trans, b_trans, bias)
 
 

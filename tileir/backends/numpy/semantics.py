@@ -855,9 +855,14 @@ def where(cond: np.ndarray, x: Operand, y: Operand, *, dtype: np.dtype | None = 
 # --------------------------------------------------------------------------------------
 
 
-FLOAT64_REDUCTIONS: dict[str, ArrayFn] = {"sum": np.sum, "amax": np.max, "amin": np.min}
+FLOAT64_REDUCTIONS: dict[str, ArrayFn] = {
+    "sum": np.add.reduce,
+    "amax": np.maximum.reduce,
+    "amin": np.minimum.reduce,
+}
 """The reduction each float reduce op applies to the float64 widening of its input
-(`fastpaths` calls the same ones without the checks)."""
+(`fastpaths` calls the same ones without the checks): what `np.sum` / `np.max` /
+`np.min` run, without their Python wrappers."""
 
 
 def sum(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
