@@ -164,3 +164,25 @@ def test_a_tile_a_live_view_shares_is_not_overwritten(vectorize):
     np.testing.assert_array_equal(out["o2"], (e - e) + w)
     if vectorize:
         assert plan.batched_runs == 1
+
+
+@pytest.mark.parametrize("name, pick", [("amax", max), ("amin", min)])
+def test_float32_max_min_fast_path_keeps_nan_bits_and_zero_signs(name, pick):
+    """amax / amin reduce float32 directly; rows whose result is NaN (a signalling
+    payload) or a zero (-0.0 next to +0.0) are the semantics' business."""
+    rng = np.random.default_rng(2)
+    rows = rng.standard_normal((40, 33)).astype(F32)
+    rows[3, 7] = np.array([0x7F800001], np.uint32).view(F32)[0]  # signalling NaN
+    rows[5, 1] = np.array([0xFFC01234], np.uint32).view(F32)[0]  # quiet, payload, sign
+    rows[8] = 0.0
+    rows[8, ::2] = -0.0
+    rows[9] = -0.0
+    rows[9, 5] = 0.0
+    fast = fastpaths.reduction(name)
+    for dim, keepdim in ((1, False), (-1, True), (0, False)):
+        got = fast(rows, dim, keepdim)
+        want = getattr(semantics, name)(rows, dim, keepdim)
+        np.testing.assert_array_equal(bits(got.ravel()), bits(want.ravel()))
+    ordinary = [r for r in range(40) if r not in (3, 5, 8, 9)]
+    got = fast(rows[ordinary], 1, False)
+    assert got.tolist() == [pick(rows[r].tolist()) for r in ordinary]

@@ -324,14 +324,22 @@ def unary(name: str) -> Callable[..., np.ndarray]:
 
 def reduction(name: str) -> Callable[[np.ndarray, int, bool], np.ndarray]:
     """`semantics.<name>(x, dim, keepdim)`; on a non-empty float32 slice, float64
-    accumulation rounded once (max / min are exact either way)."""
+    accumulation rounded once. `amax` / `amin` reduce the float32 values themselves
+    (exact either way) unless a result is NaN or zero: a NaN's bits, and which zero
+    wins between -0.0 and +0.0, depend on the reduction order, which differs by dtype."""
     slow: Callable[[np.ndarray, int, bool], np.ndarray] = getattr(semantics, name)
     fn64 = semantics.FLOAT64_REDUCTIONS.get(name)
     if fn64 is None:
         return slow
+    exact = name != "sum"
 
     def fn(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
         if x.dtype == F32 and x.size and -x.ndim <= dim < x.ndim:
+            if exact:
+                out = np.asarray(fn64(x, axis=dim, keepdims=keepdim))
+                if (out != 0).all() and not np.isnan(out).any():
+                    return out
+                return slow(x, dim, keepdim)
             return np.asarray(fn64(x.astype(F64), axis=dim, keepdims=keepdim)).astype(F32)
         return slow(x, dim, keepdim)
 
