@@ -225,8 +225,8 @@ _CACHE_MIN_SIZE = 1 << 16
 
 
 def _widened(x: np.ndarray) -> np.ndarray:
-    """x as float64, remembered while the tile `x` lives (tiles are never written in
-    place, so the copy stays right)."""
+    """x as float64, remembered while the tile `x` lives (a tile is written in place
+    only as a `spare` buffer, which `_forget`s its copy first)."""
     key = id(x)
     hit = _WIDE.get(key)
     if hit is not None and hit[0]() is x:

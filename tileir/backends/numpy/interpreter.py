@@ -520,7 +520,8 @@ def _view(c: _Compiler, op: Operation) -> Step:
         if c.batch:
             return _batched_memory_view(src, r, offsets, valid_of, shape_of)
 
-        # Tiles are never written in place, so a window of memory that nothing writes
+        # Tiles are never written in place while anything else can see them (a view owns
+        # no memory, see `fastpaths.spare`), so a window of memory that nothing writes
         # (a read-only kernel input) can be used without a copy.
         share = op.source in c.read_only
 
@@ -557,8 +558,9 @@ def _view(c: _Compiler, op: Operation) -> Step:
         batch = arr.shape[: arr.ndim - rank]
         region = (Ellipsis, *(slice(o, o + v) for o, v in zip(offs, valid)))
         if tuple(valid) == shape:
-            # Tiles are never written in place (every semantics function returns a new
-            # array), so a slice can share the source's memory.
+            # Tiles are never written in place while anything else can see them (the
+            # slice keeps its source referenced: `fastpaths.spare`), so a slice can
+            # share the source's memory.
             env[r] = (arr[region], None)
         else:
             out = np.zeros(batch + shape, arr.dtype)
