@@ -63,7 +63,8 @@ def f32_rounding_classes() -> np.ndarray:
 @pytest.mark.parametrize("mode", ["none", "rint"])
 def test_f32_to_bf16_rne(mode):
     x = f32_rounding_classes()
-    got = fastpaths.cast(x, BF16, mode)
+    with np.errstate(over="ignore", invalid="ignore"):  # the caller's business (module doc)
+        got = fastpaths.cast(x, BF16, mode)
     same_bits(got, semantics.cast(x, BF16, mode))
     u = bits(x)
     finite = ~np.isnan(x)
@@ -86,7 +87,8 @@ def f16_rounding_classes() -> np.ndarray:
 @pytest.mark.parametrize("mode", ["none", "rint"])
 def test_f32_to_f16_rne(mode):
     x = f16_rounding_classes()
-    got = fastpaths.cast(x, F16, mode)
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = fastpaths.cast(x, F16, mode)
     same_bits(got, semantics.cast(x, F16, mode))
     finite = ~np.isnan(x)
     with np.errstate(over="ignore"):

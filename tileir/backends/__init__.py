@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from xdsl.utils.target import Target
+if TYPE_CHECKING:
+    from xdsl.utils.target import Target
 
 
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:

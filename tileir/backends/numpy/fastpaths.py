@@ -16,12 +16,19 @@ back end calls them directly and falls back to `semantics` for everything else:
   at all of memory that nothing writes (read-only kernel inputs); `assemble`
   of a fully valid tile inside its destination: a plain slice assignment;
 - float32 transcendentals (`exp`, `log`, `sqrt`, `rsqrt`, `reciprocal`, `tanh`,
-  `sigmoid`) and reductions (`sum`, `amax`, `amin`): the same float64 expression as the
-  semantics, without its per-call checks (they cost more than the work on small tiles);
+  `sigmoid`, `erf`) and reductions (`sum`, `amax`, `amin`): the semantics' own float64
+  formulas (`semantics.FLOAT64_FORMULAS` / `FLOAT64_REDUCTIONS`), without its per-call
+  checks (they cost more than the work on small tiles);
+- float32 arithmetic and transcendentals at the last use of an operand that nothing
+  else can see (`spare`): the result goes into that operand's buffer, as numpy reuses
+  temporaries, with the same ufunc and the same rounding;
 - 2-D float matmul without bias: the same float64 product, but the float64 copy of an
   operand is made once per tile object, so a loop-invariant weight tile is widened once
   instead of once per iteration.
 
+Like numpy, the shortcuts leave floating-point warnings (overflow to infinity, NaN
+conversions) to the caller: the interpreter runs with them off, because IEEE results are
+the meaning there, and entering `np.errstate` costs more than a small tile's work.
 NaN lanes are handed to `semantics` (which returns a canonical NaN where numpy would
 keep the payload), so even NaN bits agree. The tests compare each shortcut with the
 semantics function over every 16-bit pattern and over edge-case sets of float32.
@@ -29,6 +36,8 @@ semantics function over every 16-bit pattern and over edge-case sets of float32.
 
 from __future__ import annotations
 
+import functools
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -55,21 +64,30 @@ _WIDENS_TO_F32 = {
 def cast(x: np.ndarray, dtype: np.dtype, mode: str = "none", satmode: bool = False) -> np.ndarray:
     """`semantics.cast`, with numpy's conversion where it is provably the same."""
     dst = np.dtype(dtype)
-    src = x.dtype
-    if dst == F32 and src in _WIDENS_TO_F32:
-        with np.errstate(invalid="ignore"):
-            out = x.astype(F32)
+    route = _cast_route(x.dtype, dst, mode, satmode)
+    if route == "widen":
+        out = x.astype(F32)
         return _patch_nan(out, out, x, dst, mode, satmode)
+    if route == "narrow":
+        out = x.astype(dst)
+        return _patch_nan(out, x, x, dst, mode, satmode)
+    return semantics.cast(x, dst, mode, satmode)
+
+
+@functools.cache
+def _cast_route(src: np.dtype, dst: np.dtype, mode: str, satmode: bool) -> str:
+    """Which conversion is numpy's own: an exact widening to float32, a float32 ->
+    bf16 / f16 round to nearest even without saturation, or neither ("semantics")."""
+    if dst == F32 and src in _WIDENS_TO_F32:
+        return "widen"
     if (
         src == F32
         and dst in (BF16, F16)
         and not satmode
         and semantics.resolve_cast_mode(src, dst, mode) == "rint"
     ):
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = x.astype(dst)
-        return _patch_nan(out, x, x, dst, mode, satmode)
-    return semantics.cast(x, dst, mode, satmode)
+        return "narrow"
+    return "semantics"
 
 
 def _patch_nan(
@@ -99,25 +117,97 @@ _F32_UFUNCS: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
-def binary(name: str) -> Callable[[Any, Any], np.ndarray]:
-    """`semantics.<name>`, computed by the ufunc itself on float32 operands."""
+_ARITHMETIC = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
+"""The ufuncs above whose result is float32 again (the others give bool)."""
+
+
+def binary(name: str) -> Callable[..., np.ndarray]:
+    """`semantics.<name>`, computed by the ufunc itself on float32 operands. `spare`
+    (see `spare`: one of the operands, which the caller will not read again) is where
+    an arithmetic result of its shape is written, instead of a new array."""
     slow: Callable[[Any, Any], np.ndarray] = getattr(semantics, name)
     ufunc = _F32_UFUNCS.get(name)
     if ufunc is None:
-        return slow
+        return lambda x, y, spare=None: slow(x, y)
+    into = name in _ARITHMETIC
 
-    def fn(x: Any, y: Any) -> np.ndarray:
+    def fn(x: Any, y: Any, spare: np.ndarray | None = None) -> np.ndarray:
         if isinstance(x, np.ndarray) and x.dtype == F32:
             if isinstance(y, np.ndarray):
                 if y.dtype == F32:
+                    if into and spare is not None and _fits(spare, x.shape, y.shape):
+                        _forget(spare)
+                        return ufunc(x, y, out=spare)
                     return _quiet(ufunc, x, y)
             elif _plain_f32_scalar(y):
+                if into and spare is not None:
+                    _forget(spare)
+                    return ufunc(x, np.float32(y), out=spare)
                 return _quiet(ufunc, x, np.float32(y))
         elif isinstance(y, np.ndarray) and y.dtype == F32 and _plain_f32_scalar(x):
+            if into and spare is not None:
+                _forget(spare)
+                return ufunc(np.float32(x), y, out=spare)
             return _quiet(ufunc, np.float32(x), y)
         return slow(x, y)
 
     return fn
+
+
+def _fits(out: np.ndarray, a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether `out`, which has shape `a` or `b`, has the broadcast shape of both: the
+    same rank, and every size of either is 1 or `out`'s (without numpy's slower
+    `broadcast_shapes`, on the path of every small op)."""
+    if a == b:
+        return True
+    shape = out.shape
+    return (
+        len(a) == len(b) == len(shape)
+        and all(p in (1, o) for p, o in zip(a, shape))
+        and all(q in (1, o) for q, o in zip(b, shape))
+    )
+
+
+def _refs(arr: np.ndarray) -> int:
+    return sys.getrefcount(arr)
+
+
+def _own_refs() -> int:
+    """What `sys.getrefcount` sees in `spare` beyond the caller's references (its own
+    argument and the call's), measured once; -1 (never spare) if the count does not
+    grow by one per reference, as it does in the CPython versions tileir runs on."""
+    probe = [np.empty(1)]
+    alone = _refs(probe[0]) - 1
+    return alone if _refs(probe[0]) == alone + 1 else -1
+
+
+_OWN_REFS = _own_refs()
+
+
+def spare(arr: Any, held: int = 1) -> np.ndarray | None:
+    """`arr` if the caller's `held` references (local variables) are the only ones to it
+    and it owns its memory, else None.
+
+    Then no tile, view, memref or input can see the array, so an op at the last use of
+    that operand may write its result into it: the way numpy reuses the temporary of
+    `a * b` in `a * b + c`, and why hand-written numpy allocates (and touches fresh
+    pages for) fewer arrays than a plan holding every tile in its environment. The
+    caller must drop its environment's reference first.
+    """
+    if (
+        type(arr) is np.ndarray
+        and arr.base is None
+        and arr.flags.writeable
+        and sys.getrefcount(arr) == held + _OWN_REFS
+    ):
+        return arr
+    return None
+
+
+def _forget(arr: np.ndarray) -> None:
+    """Drop the float64 copy `_widened` remembers of `arr`, which is about to change."""
+    if _WIDE:
+        _WIDE.pop(id(arr), None)
 
 
 def _quiet(ufunc: Callable[..., np.ndarray], x: Any, y: Any) -> np.ndarray:
@@ -135,14 +225,13 @@ _CACHE_MIN_SIZE = 1 << 16
 
 
 def _widened(x: np.ndarray) -> np.ndarray:
-    """x as float64, remembered while the tile `x` lives (tiles are never written in
-    place, so the copy stays right)."""
+    """x as float64, remembered while the tile `x` lives (a tile is written in place
+    only as a `spare` buffer, which `_forget`s its copy first)."""
     key = id(x)
     hit = _WIDE.get(key)
     if hit is not None and hit[0]() is x:
         return hit[1]
-    with np.errstate(invalid="ignore"):
-        wide = x.astype(F64)
+    wide = x.astype(F64)
     if x.size >= _CACHE_MIN_SIZE:
         _WIDE[key] = (weakref.ref(x, lambda _: _WIDE.pop(key, None)), wide)
     return wide
@@ -168,10 +257,7 @@ def matmul(
     ):
         am, bm = _widened(a), _widened(b)
         acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
-        if out == F32:
-            return acc
-        with np.errstate(over="ignore", invalid="ignore"):
-            return acc.astype(out)
+        return acc if out == F32 else acc.astype(out)
     return semantics.matmul(a, b, out, a_trans, b_trans, bias)
 
 
@@ -215,46 +301,45 @@ def write_window(
     return semantics.write_window(dst, tile, offsets, valid_shape)
 
 
-# The float64 expressions of `semantics` (the tests check that the bits agree).
-_F64_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda v: 1.0 / np.sqrt(v),
-    "reciprocal": lambda v: 1.0 / v,
-    "tanh": np.tanh,
-    "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
-}
-
-
-def unary(name: str) -> Callable[[np.ndarray], np.ndarray]:
-    """`semantics.<name>`; on float32 the float64 expression, rounded once."""
+def unary(name: str) -> Callable[..., np.ndarray]:
+    """`semantics.<name>`; on float32 the semantics' float64 formula, rounded once.
+    `spare` (see `spare`) is an operand buffer the result may be written into."""
     slow: Callable[[np.ndarray], np.ndarray] = getattr(semantics, name)
-    fn64 = _F64_UNARY.get(name)
+    fn64 = semantics.FLOAT64_FORMULAS.get(name)
     if fn64 is None:
-        return slow
+        return lambda x, spare=None: slow(x)
 
-    def fn(x: np.ndarray) -> np.ndarray:
+    def fn(x: np.ndarray, spare: np.ndarray | None = None) -> np.ndarray:
         if x.dtype == F32:
-            return fn64(x.astype(F64)).astype(F32)
+            wide = fn64(x.astype(F64))
+            if spare is not None and spare.dtype == F32 and spare.shape == wide.shape:
+                _forget(spare)
+                np.copyto(spare, wide, casting="unsafe")  # the rounding `astype` does
+                return spare
+            return wide.astype(F32)
         return slow(x)
 
     return fn
 
 
-_F64_REDUCE: dict[str, Callable[..., np.ndarray]] = {"sum": np.sum, "amax": np.max, "amin": np.min}
-
-
 def reduction(name: str) -> Callable[[np.ndarray, int, bool], np.ndarray]:
     """`semantics.<name>(x, dim, keepdim)`; on a non-empty float32 slice, float64
-    accumulation rounded once (max / min are exact either way)."""
+    accumulation rounded once. `amax` / `amin` reduce the float32 values themselves
+    (exact either way) unless a result is NaN or zero: a NaN's bits, and which zero
+    wins between -0.0 and +0.0, depend on the reduction order, which differs by dtype."""
     slow: Callable[[np.ndarray, int, bool], np.ndarray] = getattr(semantics, name)
-    fn64 = _F64_REDUCE.get(name)
+    fn64 = semantics.FLOAT64_REDUCTIONS.get(name)
     if fn64 is None:
         return slow
+    exact = name != "sum"
 
     def fn(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
         if x.dtype == F32 and x.size and -x.ndim <= dim < x.ndim:
+            if exact:
+                out = np.asarray(fn64(x, axis=dim, keepdims=keepdim))
+                if (out != 0).all() and not np.isnan(out).any():
+                    return out
+                return slow(x, dim, keepdim)
             return np.asarray(fn64(x.astype(F64), axis=dim, keepdims=keepdim)).astype(F32)
         return slow(x, dim, keepdim)
 

@@ -184,6 +184,8 @@ class _Compiler:
         self.batchers: list[_LoopBatcher] = []
         self.loop_slots: dict[Operation, tuple[int, int]] = {}
         """loop op -> (slot of its (lb, ub, step), slot of its chunk length or -1)."""
+        self.dies_at: dict[Operation, tuple[SSAValue, ...]] = {}
+        """op -> the tiles computed in its block whose last use it is."""
 
     def slot(self, value: SSAValue) -> int:
         s = self.slots.get(value)
@@ -197,6 +199,7 @@ class _Compiler:
         return len(self.template) - 1
 
     def block(self, block: Block) -> Step:
+        self.dies_at.update(self._last_uses(block))
         steps: list[tuple[Step, Operation]] = []
         for op in block.ops:
             if isinstance(op, pto.YieldOp | scf.YieldOp):
@@ -207,29 +210,34 @@ class _Compiler:
             step = r(self, op)
             if step is not None:
                 steps.append((step, op))
-        return _sequence(self._free_dead_tiles(block, steps))
+        return _sequence(self._free_dead_tiles(steps))
 
-    def _free_dead_tiles(
-        self, block: Block, steps: list[tuple[Step, Operation]]
-    ) -> list[tuple[Step, Operation]]:
-        """Drop each tile computed in `block` from the environment after its last use in
-        the block, as Python frees a temporary: on large tiles this keeps the memory the
-        run holds (and the fresh pages it touches) close to what hand-written numpy
-        needs."""
+    @staticmethod
+    def _last_uses(block: Block) -> dict[Operation, tuple[SSAValue, ...]]:
+        """Each tile computed in `block` (and not yielded) under the op of the block
+        that uses it last."""
         last_use: dict[SSAValue, Operation] = {}
         for op in block.ops:
             for user in op.walk():
                 for v in user.operands:
                     last_use[v] = op
         kept = {v for v in (block.last_op.operands if block.last_op else ())}
-        out: list[tuple[Step, Operation]] = []
-        dying: dict[Operation, list[int]] = {}
-        for _, op in steps:
+        dying: dict[Operation, list[SSAValue]] = {}
+        for op in block.ops:
             for v in op.results:
                 if isinstance(v.type, TensorType) and v not in kept:
-                    dying.setdefault(last_use.get(v, op), []).append(self.slot(v))
+                    dying.setdefault(last_use.get(v, op), []).append(v)
+        return {op: tuple(vs) for op, vs in dying.items()}
+
+    def _free_dead_tiles(self, steps: list[tuple[Step, Operation]]) -> list[tuple[Step, Operation]]:
+        """Drop each tile computed in `block` from the environment after its last use in
+        the block, as Python frees a temporary: on large tiles this keeps the memory the
+        run holds (and the fresh pages it touches) close to what hand-written numpy
+        needs."""
+        stepped = {op for _, op in steps}  # the others' values live in the template
+        out: list[tuple[Step, Operation]] = []
         for step, op in steps:
-            dead = tuple(dying.get(op, ()))
+            dead = tuple(self.slot(v) for v in self.dies_at.get(op, ()) if v.owner in stepped)
             out.append((_then_free(step, dead) if dead else step, op))
         return out
 
@@ -590,7 +598,8 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
         if c.batch:
             return _batched_memory_view(src, r, offsets, valid_of, shape_of)
 
-        # Tiles are never written in place, so a window of memory that nothing writes
+        # Tiles are never written in place while anything else can see them (a view owns
+        # no memory, see `fastpaths.spare`), so a window of memory that nothing writes
         # (a read-only kernel input) can be used without a copy.
         share = op.source in c.read_only
 
@@ -627,8 +636,9 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
         batch = arr.shape[: arr.ndim - rank]
         region = (Ellipsis, *(slice(o, o + v) for o, v in zip(offs, valid)))
         if tuple(valid) == shape:
-            # Tiles are never written in place (every semantics function returns a new
-            # array), so a slice can share the source's memory.
+            # Tiles are never written in place while anything else can see them (the
+            # slice keeps its source referenced: `fastpaths.spare`), so a slice can
+            # share the source's memory.
             env[r] = (arr[region], None)
         else:
             out = np.zeros(batch + shape, arr.dtype)
@@ -714,6 +724,52 @@ def _operand_reader(
     return (lambda env: env[s][0]), True, rank
 
 
+def _donor(c: _Compiler, op: Operation, operands: Sequence[SSAValue]) -> int | None:
+    """The operand (its index) whose buffer may receive the result: a tile of the
+    result's type and rank that dies at this op (whether its array is really free is
+    `fastpaths.spare`'s question, at run time)."""
+    dies = c.dies_at.get(op, ())
+    result = op.results[0].type
+    for i, v in enumerate(operands):
+        if v in dies and isinstance(v.type, TensorType) and isinstance(result, TensorType):
+            if v.type.element_type == result.element_type and _rank(v) == _rank(op.results[0]):
+                return i
+    return None
+
+
+def _elementwise_into(
+    c: _Compiler, op: Operation, fn: Callable[..., np.ndarray], operands: Sequence[SSAValue], d: int
+) -> Step:
+    """`_elementwise` for a `fastpaths` unary / binary function, whose result may go
+    into the buffer of operand `d` (see `_donor`): the environment's reference to it is
+    dropped first, and only the locals here hold it when `fastpaths.spare` counts."""
+    r = c.slot(op.results[0])
+    result_rank = _rank(op.results[0])
+    ds = c.slot(operands[d])
+    if len(operands) == 1:
+
+        def unary(env: Env) -> None:
+            x, valid = env[ds]
+            env[ds] = None
+            s = fastpaths.spare(x)
+            env[r] = (fn(x, s), valid)
+
+        return unary
+    (read_x, _, _), (read_y, _, _) = (_operand_reader(c, v, result_rank) for v in operands)
+    tiles = [(c.slot(v), _rank(v)) for v in operands if _is_tile(v)]
+
+    def binary(env: Env) -> None:
+        x, y = read_x(env), read_y(env)
+        parts = [(*env[s], k) for s, k in tiles]
+        valid = None if all(p[1] is None for p in parts) else _elementwise_valid(parts, result_rank)
+        parts = None  # noqa: F841 (its tuples hold the arrays)
+        env[ds] = None
+        s = fastpaths.spare(y if d else x, 2 if x is y else 1)
+        env[r] = (fn(x, y, s), valid)
+
+    return binary
+
+
 def _elementwise(
     c: _Compiler,
     op: Operation,
@@ -782,11 +838,19 @@ def _semantics_name(op: Operation) -> str:
 
 
 def unary_rule(c: _Compiler, op: Operation) -> Step:
-    return _elementwise(c, op, fastpaths.unary(_semantics_name(op)), [op.operands[0]])
+    fn = fastpaths.unary(_semantics_name(op))
+    d = _donor(c, op, op.operands[:1])
+    if d is not None:
+        return _elementwise_into(c, op, fn, op.operands[:1], d)
+    return _elementwise(c, op, fn, [op.operands[0]])
 
 
 def binary_rule(c: _Compiler, op: Operation) -> Step:
-    return _elementwise(c, op, fastpaths.binary(_semantics_name(op)), list(op.operands))
+    fn = fastpaths.binary(_semantics_name(op))
+    d = _donor(c, op, op.operands)
+    if d is not None and len(op.operands) == 2:
+        return _elementwise_into(c, op, fn, op.operands, d)
+    return _elementwise(c, op, fn, list(op.operands))
 
 
 def where_rule(c: _Compiler, op: Operation) -> Step:

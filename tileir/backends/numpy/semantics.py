@@ -580,47 +580,59 @@ def relu(x: np.ndarray) -> np.ndarray:
     return _from_f32(np.where(x32 < 0, np.float32(0), x32), x.dtype)
 
 
-def _unary_transcendental(op: str, x: np.ndarray, fn64: ArrayFn) -> np.ndarray:
+def _rsqrt64(w: np.ndarray) -> np.ndarray:
+    np.sqrt(w, out=w)
+    return np.divide(1.0, w, out=w)
+
+
+def _sigmoid64(w: np.ndarray) -> np.ndarray:
+    np.negative(w, out=w)
+    np.exp(w, out=w)
+    np.add(w, 1.0, out=w)
+    return np.divide(1.0, w, out=w)
+
+
+def _unary_transcendental(op: str, x: np.ndarray) -> np.ndarray:
     _require_float(op, x)
     with np.errstate(all="ignore"):
-        return _from_f64(fn64(_widen(x)), x.dtype)
+        return _from_f64(FLOAT64_FORMULAS[op](_widen(x)), x.dtype)
 
 
 def exp(x: np.ndarray) -> np.ndarray:
     """`pypto.exp`: e**x; float32 result correctly rounded from float64, then RNE to x's dtype."""
-    return _unary_transcendental("exp", x, np.exp)
+    return _unary_transcendental("exp", x)
 
 
 def log(x: np.ndarray) -> np.ndarray:
     """`pypto.log`: natural log; log(0) = -inf, log(x<0) = NaN (IEEE). Precision as `exp`."""
-    return _unary_transcendental("log", x, np.log)
+    return _unary_transcendental("log", x)
 
 
 def sqrt(x: np.ndarray) -> np.ndarray:
     """`pypto.sqrt`: correctly rounded (the float64 root rounds exactly to float32);
     sqrt(x<0) = NaN."""
-    return _unary_transcendental("sqrt", x, np.sqrt)
+    return _unary_transcendental("sqrt", x)
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """`pypto.rsqrt`: 1/sqrt(x), as one rounding of the float64 value; rsqrt(0) = inf."""
-    return _unary_transcendental("rsqrt", x, lambda v: 1.0 / np.sqrt(v))
+    return _unary_transcendental("rsqrt", x)
 
 
 def reciprocal(x: np.ndarray) -> np.ndarray:
     """`pypto.reciprocal`: 1/x, correctly rounded; 1/0 = inf."""
-    return _unary_transcendental("reciprocal", x, lambda v: 1.0 / v)
+    return _unary_transcendental("reciprocal", x)
 
 
 def tanh(x: np.ndarray) -> np.ndarray:
     """tanh (PyPTO 0.2.0 has no `pypto.tanh`; kernels write 2*sigmoid(2x)-1). Precision as `exp`."""
-    return _unary_transcendental("tanh", x, np.tanh)
+    return _unary_transcendental("tanh", x)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """`pypto.sigmoid`: 1 / (1 + exp(-x)) evaluated in float64 (no overflow trouble:
     exp(-x) = inf gives 0), rounded once to float32, then RNE to x's dtype."""
-    return _unary_transcendental("sigmoid", x, lambda v: 1.0 / (1.0 + np.exp(-v)))
+    return _unary_transcendental("sigmoid", x)
 
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -656,10 +668,26 @@ def _erf64(x: np.ndarray) -> np.ndarray:
     return np.copysign(out, x)
 
 
+FLOAT64_FORMULAS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exp": lambda w: np.exp(w, out=w),
+    "log": lambda w: np.log(w, out=w),
+    "sqrt": lambda w: np.sqrt(w, out=w),
+    "rsqrt": _rsqrt64,
+    "reciprocal": lambda w: np.divide(1.0, w, out=w),
+    "tanh": lambda w: np.tanh(w, out=w),
+    "sigmoid": _sigmoid64,
+    "erf": _erf64,
+}
+"""The float64 expression of each float unary op, applied to a float64 array the
+function owns: each may overwrite its argument (in place, so that a large tile costs
+one float64 buffer, not one per step) and returns the result. The float32 result is
+that value rounded once; `fastpaths` calls the same formulas without the checks."""
+
+
 def erf(x: np.ndarray) -> np.ndarray:
     """`pypto.erf`: the error function; float32 result rounded from a float64 evaluation
     (`_erf64`), then RNE to x's dtype."""
-    return _unary_transcendental("erf", x, _erf64)
+    return _unary_transcendental("erf", x)
 
 
 # --------------------------------------------------------------------------------------
@@ -829,6 +857,16 @@ def where(cond: np.ndarray, x: Operand, y: Operand, *, dtype: np.dtype | None = 
 # --------------------------------------------------------------------------------------
 
 
+FLOAT64_REDUCTIONS: dict[str, ArrayFn] = {
+    "sum": np.add.reduce,
+    "amax": np.maximum.reduce,
+    "amin": np.minimum.reduce,
+}
+"""The reduction each float reduce op applies to the float64 widening of its input
+(`fastpaths` calls the same ones without the checks): what `np.sum` / `np.max` /
+`np.min` run, without their Python wrappers."""
+
+
 def sum(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
     """`pypto.sum(x, dim, keepdim)`.
 
@@ -839,15 +877,16 @@ def sum(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
     """
     d = _norm_dim("sum", dim, x.ndim)
     if _is_float(x.dtype):
-        return _from_f64(np.sum(_widen(x), axis=d, keepdims=keepdim), x.dtype)
+        return _from_f64(FLOAT64_REDUCTIONS["sum"](_widen(x), axis=d, keepdims=keepdim), x.dtype)
     if _is_int(x.dtype):
         with np.errstate(over="ignore"):
             return np.asarray(np.sum(x, axis=d, keepdims=keepdim, dtype=x.dtype))
     raise SemanticsError(f"sum: not defined on {x.dtype}")
 
 
-def _extreme(op: str, x: np.ndarray, dim: int, keepdim: bool, fn: ArrayFn) -> np.ndarray:
+def _extreme(op: str, x: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:
     d = _norm_dim(op, dim, x.ndim)
+    fn = FLOAT64_REDUCTIONS[op]  # exact on integers as well
     if _is_float(x.dtype):
         return np.asarray(fn(_widen(x), axis=d, keepdims=keepdim)).astype(x.dtype)
     if _is_int(x.dtype):
@@ -857,12 +896,12 @@ def _extreme(op: str, x: np.ndarray, dim: int, keepdim: bool, fn: ArrayFn) -> np
 
 def amax(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
     """`pypto.amax(x, dim, keepdim)`: exact; a NaN in the slice gives NaN."""
-    return _extreme("amax", x, dim, keepdim, np.max)
+    return _extreme("amax", x, dim, keepdim)
 
 
 def amin(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
     """`pypto.amin(x, dim, keepdim)`: exact; a NaN in the slice gives NaN."""
-    return _extreme("amin", x, dim, keepdim, np.min)
+    return _extreme("amin", x, dim, keepdim)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,0 +1,211 @@
+"""Start-up time of `tileir-run`, whole process, against its floors and the real pypto.
+
+    python benchmarks/startup.py [--repeat N] [--pypto-repeat N] [--no-pypto]
+
+The kernel is a 13-row RoPE: the seed kernel `frontends/kernels/rope_half_split.py` with
+`SEQ = 13` (two row tiles of 8, the second a tail of 5), once as that PyPTO `.py` file and
+once as the `.mlir` text tileir's frontend makes of it. Every row is a whole process
+(`python -m tileir.tools.run FILE --random-inputs --output-dir DIR`), best and median of
+`--repeat` runs, wall time and CPU time (user + system; on a shared machine the CPU time
+moves less). The floors: a bare interpreter, `import numpy`, and numpy + ml_dtypes + the
+xDSL modules a `.mlir` run imports (measured, not listed by hand). The last row is the
+real pypto's CPU interpreter on the same `.py` kernel (`harness.run_kernel`: one process
+importing torch and pypto, building nothing: the calculator library is cached).
+
+Bytecode: where PYTHONDONTWRITEBYTECODE is set (as in this project's sandbox) Python
+compiles tileir's sources on every start, which an installed tool does not do. The runs
+therefore get a private, warmed PYTHONPYCACHEPREFIX (nothing is written into the source
+tree); the row "no bytecode cache" shows the other case.
+
+Then the imports of the `.mlir` run: `-X importtime` self times summed by package (each
+module's best over the runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "frontends" / "kernels" / "rope_half_split.py"
+KERNEL = "rope_half_split_kernel"
+ROWS = 13
+
+
+def _write_kernels(folder: Path) -> tuple[Path, Path]:
+    text = SEED.read_text()
+    if "SEQ = 20\n" not in text:
+        raise SystemExit(f"{SEED}: expected a line 'SEQ = 20' to change to {ROWS} rows")
+    py = folder / "rope13.py"
+    py.write_text(text.replace("SEQ = 20\n", f"SEQ = {ROWS}\n"))
+    from frontends.pypto import load_file
+    from tileir.ir import print_module
+
+    mlir = folder / "rope13.mlir"
+    mlir.write_text(print_module(load_file(py, KERNEL)))
+    return py, mlir
+
+
+def _timed(fn: Callable[[], object], repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU (children's user + system) seconds of each call."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+    return walls, cpus
+
+
+def _process(cmd: Sequence[str], env: dict[str, str]) -> Callable[[], object]:
+    return lambda: subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def _row(label: str, walls: list[float], cpus: list[float]) -> None:
+    print(
+        f"{label:<44} {min(walls):7.3f} {statistics.median(walls):7.3f} "
+        f"{min(cpus):7.3f} {statistics.median(cpus):7.3f}"
+    )
+
+
+def _run_cmd(path: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "tileir.tools.run",
+        str(path),
+        "--kernel",
+        KERNEL,
+        "--random-inputs",
+        "--output-dir",
+        str(out),
+    ]
+
+
+def _xdsl_modules(mlir: Path, out: Path, env: dict[str, str]) -> list[str]:
+    probe = (
+        "import sys\nfrom tileir.tools.run import main\n"
+        f"assert main({_run_cmd(mlir, out)[3:]!r}) == 0\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'xdsl')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.split()
+
+
+GROUPS = ("tileir.dialect", "tileir.backends", "tileir", "frontends", "xdsl", "numpy", "ml_dtypes")
+
+
+def _group(module: str) -> str:
+    for g in GROUPS:
+        if module == g or module.startswith(g + "."):
+            return g if g != "tileir" else "tileir (other)"
+    return "python stdlib and the rest"
+
+
+def _imports(cmd: Sequence[str], env: dict[str, str], repeat: int) -> Counter[str]:
+    best: dict[str, int] = {}
+    for _ in range(repeat):
+        err = subprocess.run(
+            [cmd[0], "-X", "importtime", *cmd[1:]], env=env, capture_output=True, text=True
+        ).stderr
+        run: Counter[str] = Counter()
+        for line in err.splitlines():
+            if line.startswith("import time:") and "self [us]" not in line:
+                self_us, _, name = line[len("import time:") :].split("|")
+                run[name.strip()] += int(self_us)
+        for name, us in run.items():
+            best[name] = min(best.get(name, us), us)
+    groups: Counter[str] = Counter()
+    for name, us in best.items():
+        groups[_group(name)] += us
+    return groups
+
+
+def _pypto_call(py: Path, mlir: Path) -> Callable[[], object] | None:
+    from tileir.backends.numpy import compile_kernel, random_inputs
+    from tileir.backends.pypto.harness import ArgSpec, pypto_available, run_kernel
+    from tileir.dialect.dtypes import BY_NUMPY
+    from tileir.ir import parse_module
+
+    if not pypto_available():
+        return None
+    module = parse_module(mlir.read_text())
+    plan = compile_kernel(module, KERNEL)
+    inputs = random_inputs(module, KERNEL)
+    args = [ArgSpec(n, plan.shape(n), BY_NUMPY[plan.dtype(n)].short) for n in plan.arg_names]
+    return lambda: run_kernel(py, KERNEL, args, inputs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--pypto-repeat", type=int, default=2)
+    parser.add_argument("--no-pypto", action="store_true", help="skip the real pypto's row")
+    ns = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="tileir-startup-") as tmp:
+        folder = Path(tmp)
+        py, mlir = _write_kernels(folder)
+        out = folder / "out"
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+        bare = dict(env, PYTHONDONTWRITEBYTECODE="1")
+        del bare["PYTHONPYCACHEPREFIX"]
+        run_mlir, run_py = _run_cmd(mlir, out), _run_cmd(py, out)
+        for cmd in (run_mlir, run_py):  # warm the bytecode cache
+            subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        floor = "import numpy, ml_dtypes; " + "; ".join(
+            f"import {m}" for m in _xdsl_modules(mlir, out, env)
+        )
+        rows: list[tuple[str, Sequence[str], dict[str, str]]] = [
+            ("python -c pass", [sys.executable, "-c", "pass"], env),
+            ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], env),
+            ("floor: numpy + ml_dtypes + xDSL modules used", [sys.executable, "-c", floor], env),
+            (f"tileir-run {mlir.name}", run_mlir, env),
+            (f"tileir-run {py.name}", run_py, env),
+            (f"tileir-run {mlir.name}, no bytecode cache", run_mlir, bare),
+        ]
+        print(f"13-row RoPE ({SEED.name} with SEQ = {ROWS}); seconds, {ns.repeat} runs each")
+        print(f"{'':<44} {'wall':>7} {'median':>7} {'cpu':>7} {'median':>7}")
+        best: dict[str, float] = {}
+        for label, cmd, e in rows:
+            walls, cpus = _timed(_process(cmd, e), ns.repeat)
+            best[label] = min(walls)
+            _row(label, walls, cpus)
+        call = None if ns.no_pypto else _pypto_call(py, mlir)
+        if call is not None:
+            walls, cpus = _timed(call, ns.pypto_repeat)
+            _row("real pypto CPU interpreter (run_kernel)", walls, cpus)
+            ratio = min(walls) / best[f"tileir-run {mlir.name}"]
+            print(f"pypto / tileir-run {mlir.name}: {ratio:.1f}x (best wall times)")
+        elif not ns.no_pypto:
+            print("real pypto: not installed (issue 17 measured 2.73 s on this kernel)")
+        versions = ", ".join(f"{d} {version(d)}" for d in ("xdsl", "numpy", "ml_dtypes"))
+        print(
+            f"\nimports of tileir-run {mlir.name} (-X importtime self times, best of "
+            f"{ns.repeat}; {versions}, Python {platform.python_version()})"
+        )
+        groups = _imports(run_mlir, env, ns.repeat)
+        total = sum(groups.values())
+        for name, us in groups.most_common():
+            print(f"  {name:<42} {us / 1e6:7.3f} s {100 * us / total:5.1f} %")
+        print(f"  {'total':<42} {total / 1e6:7.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
