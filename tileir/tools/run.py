@@ -96,7 +96,7 @@ def run_cli(args: argparse.Namespace) -> None:
     import numpy as np
 
     from tileir.backends.numpy import compile_kernel, random_inputs
-    from tileir.diagnostics import TileirError
+    from tileir.diagnostics import TileirError, describe_runtime_error, error_at
     from tileir.npyio import load_npy
     from tileir.tools.outputs import pause_for_test, staged_outputs
 
@@ -115,10 +115,19 @@ def run_cli(args: argparse.Namespace) -> None:
     if args.random_inputs:
         dims = _parse_dims(args.dim)
         dims.update(_dims_of(plan, inputs))
-        generated = random_inputs(plan.kernel, seed=args.seed, dims=dims)
+        try:
+            generated = random_inputs(plan.kernel, seed=args.seed, dims=dims)
+        except (ValueError, MemoryError) as e:
+            raise error_at(
+                plan.kernel,
+                f"cannot make random inputs for @{plan.name}: {describe_runtime_error(e)}",
+            ) from None
         for name, array in generated.items():
             inputs.setdefault(name, array)
-    outputs = plan(inputs)
+    try:
+        outputs = plan(inputs)
+    except (ValueError, MemoryError) as e:  # allocating the outputs; ops report their own
+        raise error_at(plan.kernel, f"kernel @{plan.name}: {describe_runtime_error(e)}") from None
     out_dir: Path = args.output_dir
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.diagnostics import TileirError, error_at
+from tileir.diagnostics import TileirError, describe_runtime_error, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
 from tileir.dialect.optable import BY_OP
@@ -252,7 +252,7 @@ def _sequence(steps: Sequence[tuple[Step, Operation]]) -> Step:
             op = op_of.get(id(f))
             if op is None:
                 raise
-            raise error_at(op, f"'{op.name}': {e}") from e
+            raise error_at(op, f"'{op.name}': {describe_runtime_error(e)}") from e
 
     return run
 
