@@ -158,7 +158,9 @@ def describe_runtime_error(e: BaseException) -> str:
             for s in m.group(1).split()
         ]
         return f"operand shapes {' and '.join(shapes)} do not broadcast at run time"
-    if isinstance(e, MemoryError) or "array is too big" in message:
+    if isinstance(e, MemoryError) or any(
+        s in message for s in ("array is too big", "Maximum allowed dimension exceeded")
+    ):
         detail = message.split(" for an array")[0].replace("Unable to allocate", "needs")
         extra = f" ({detail})" if detail.startswith("needs") else ""
         return f"an array is too big to allocate{extra}"

@@ -101,7 +101,10 @@ def run_cli(args: argparse.Namespace) -> None:
     from tileir.tools.outputs import pause_for_test, staged_outputs
 
     module = _load_module(Path(args.file))
-    plan = compile_kernel(module, args.kernel)
+    try:
+        plan = compile_kernel(module, args.kernel)
+    except TileirError as e:  # which kernel: name the file when the error has no place
+        raise TileirError(f"{args.file}: {e}" if str(e).startswith("error:") else str(e)) from None
     files = _parse_inputs(args.input)
     unknown = sorted(set(files) - set(plan.arg_names))
     if unknown:
