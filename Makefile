@@ -43,3 +43,4 @@ lint: setup
 bench: setup
 	$(PY) benchmarks/numpy_backend.py
 	$(PY) benchmarks/passes.py
+	$(PY) benchmarks/parse.py

@@ -8,10 +8,15 @@ and its place in the user's file.
 
 from __future__ import annotations
 
+import gc
+import re
+from bisect import bisect_right
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 
@@ -36,16 +41,53 @@ def error_at(op: Operation, message: str) -> TileirError:
     return TileirError(f"{prefix}error: {message}")
 
 
+MAX_NESTING = 64
+"""How many regions may enclose an op in parsed text (and in PyPTO source): deeper IR would
+exceed Python's recursion limit in the parser, the passes and the back ends, and the
+PyPTO emitter's Python its indentation limit (100 levels)."""
+
+
 class LocatedParser(Parser):
-    """A `Parser` that stamps each parsed operation with its source location."""
+    """A `Parser` that stamps each parsed operation with its source location.
+
+    xDSL's `Span.get_location` counts the newlines from the start of the input, which
+    makes stamping every op quadratic in the file size; the parser instead finds lines
+    in a table of line starts built once (a bisection per op)."""
+
+    def __init__(self, ctx: Context, input: str, name: str = "<input>") -> None:
+        super().__init__(ctx, input, name)
+        self._filename = StringAttr(name or "<input>")
+        self._line_starts = [0, *(m.end() for m in re.finditer("\n", input))]
+        self._depth = 0
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        if not isinstance(module.location, FileLineColLoc):  # the implicit module
+            module.location = FileLineColLoc(self._filename, IntAttr(1), IntAttr(1))
+        return module
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        op = super().parse_operation()
+        if self._depth > MAX_NESTING:  # `_depth` ops enclose this one
+            self.raise_error(
+                f"more than {MAX_NESTING} nested regions, tileir's limit "
+                "(each pto.kernel / pto.loop / scf.if body is one)",
+                span,
+            )
+        self._depth += 1
+        try:
+            op = super().parse_operation()
+        except (VerifyException, ValueError, OverflowError) as e:
+            # xDSL checks attribute and type constraints while parsing, without a
+            # place: the op being parsed is it.
+            raise ParseError(span, str(e)) from e
+        finally:
+            self._depth -= 1
         if not isinstance(op.location, FileLineColLoc):
-            loc = span.get_location()
+            line = bisect_right(self._line_starts, span.start)
+            column = span.start - self._line_starts[line - 1] + 1
             op.location = FileLineColLoc(
-                StringAttr(loc.file or "<input>"), IntAttr(loc.line), IntAttr(int(loc.col))
+                self._filename, IntAttr(line + span.line_offset), IntAttr(column)
             )
         return op
 
@@ -53,6 +95,8 @@ class LocatedParser(Parser):
 def verify_located(module: Operation, context: str = "") -> None:
     """Verify op by op (parents before children), raising a located `TileirError`."""
     for op in module.walk():
+        if op.has_trait(SymbolTable):
+            _check_unique_symbols(op)
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
@@ -60,14 +104,75 @@ def verify_located(module: Operation, context: str = "") -> None:
             raise error_at(op, f"{e}{suffix}") from e
 
 
+def _check_unique_symbols(table: Operation) -> None:
+    """xDSL reports a symbol defined twice without a place; this names both."""
+    seen: dict[str, Operation] = {}
+    for region in table.regions:
+        for op in region.ops:
+            name = op.properties.get("sym_name") or op.attributes.get("sym_name")
+            if not isinstance(name, StringAttr):
+                continue
+            first = seen.setdefault(name.data, op)
+            if first is not op:
+                where = location_of(first)
+                raise error_at(
+                    op,
+                    f"'{op.name}' @{name.data} is defined twice"
+                    + (f" (first at {where})" if where else ""),
+                )
+
+
 def parse_located(ctx: Context, text: str, name: str) -> ModuleOp:
     """Parse and verify `.mlir` text; any problem is a located `TileirError`."""
+    # Parsing allocates many objects and frees none, so the cyclic collector's full
+    # passes (which walk every live object) would only cost time: pause it meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         module = LocatedParser(ctx, text, name).parse_module()
+        verify_located(module)
     except ParseError as e:
         raise TileirError(format_exception(e)) from e
-    verify_located(module)
+    finally:
+        if collecting:
+            gc.enable()
     return module
+
+
+def decode_source(data: bytes, name: str) -> str:
+    """`data` as UTF-8 text; bytes that are not UTF-8 are a located `TileirError` at the
+    first bad byte (its line, and its column counted in bytes)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise TileirError(
+            f"{name}:{line}:{column}: error: the file is not UTF-8 text "
+            f"(byte 0x{data[e.start]:02x}: {e.reason})"
+        ) from None
+
+
+_BROADCAST = re.compile(r"operands could not be broadcast together with shapes (.*)")
+
+
+def describe_runtime_error(e: BaseException) -> str:
+    """tileir's wording for what numpy raises while running an op (the caller adds the
+    op and its place): shapes as the IR writes them, sizes that cannot be allocated."""
+    message = str(e)
+    if m := _BROADCAST.match(message):
+        shapes = [
+            "[" + ", ".join(d for d in s.strip("()").split(",") if d) + "]"
+            for s in m.group(1).split()
+        ]
+        return f"operand shapes {' and '.join(shapes)} do not broadcast at run time"
+    if isinstance(e, MemoryError) or any(
+        s in message for s in ("array is too big", "Maximum allowed dimension exceeded")
+    ):
+        detail = message.split(" for an array")[0].replace("Unable to allocate", "needs")
+        extra = f" ({detail})" if detail.startswith("needs") else ""
+        return f"an array is too big to allocate{extra}"
+    return message or type(e).__name__
 
 
 def format_exception(e: BaseException) -> str:

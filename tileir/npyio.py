@@ -10,9 +10,6 @@ tileir read them back bit for bit.
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 
@@ -35,22 +32,3 @@ def load_npy(path: str | os.PathLike[str], dtype: np.dtype, what: str = "") -> n
     if arr.dtype.kind == "V" and arr.dtype.itemsize == dtype.itemsize and arr.dtype.names is None:
         return arr.view(dtype)
     raise TileirError(f"error: {path}: holds {arr.dtype} data, expected {dtype}{label}")
-
-
-def save_npy_files(arrays: Mapping[str | os.PathLike[str], np.ndarray]) -> None:
-    """Write each array to its path, all or nothing: every array goes to a temporary
-    file in its target's folder first, and only when all are written are they renamed
-    into place, so a failure never leaves a half-written or partial set of files."""
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for path, array in arrays.items():
-            target = Path(path)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-            staged.append((Path(tmp), target))
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, array, allow_pickle=False)
-        for tmp, target in staged:
-            os.replace(tmp, target)
-    finally:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)

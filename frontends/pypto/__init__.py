@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.frontend import Frontend
 
 from frontends.pypto.translator import translate
-from tileir.diagnostics import TileirError, verify_located
+from tileir.diagnostics import TileirError, decode_source, verify_located
 
 __all__ = ["PyptoFrontend", "load_file", "load_function", "load_source"]
 
@@ -39,10 +39,10 @@ def load_file(path: str | Path, kernel: str | None = None) -> ModuleOp:
     """All kernels of a kernel file (or only `kernel`)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as e:
         raise TileirError(f"error: cannot read {path}: {e.strerror or e}") from None
-    return load_source(text, str(path), kernel)
+    return load_source(decode_source(data, str(path)), str(path), kernel)
 
 
 def load_function(fn: Callable[..., Any]) -> ModuleOp:
@@ -65,4 +65,4 @@ class PyptoFrontend(Frontend):
     name = "py"
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
-        return load_source(input.read().decode("utf-8"), input_name)
+        return load_source(decode_source(input.read(), input_name), input_name)

@@ -68,6 +68,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from frontends.pypto.limits import MAX_EXPRESSION_DEPTH, too_deep
 from frontends.pypto.values import (
     BoundMethod,
     Dynamic,
@@ -1984,7 +1985,14 @@ def translate(source: str, filename: str, only: str | None = None) -> ModuleOp:
         raise TileirError(
             f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"
         ) from None
+    except (RecursionError, MemoryError):
+        raise TileirError(
+            f"{filename}: error: the file nests too deeply for Python's parser "
+            f"(tileir's limit is {MAX_EXPRESSION_DEPTH} levels in an expression)"
+        ) from None
     tr = Translator(source, filename)
+    if (deep := too_deep(tree)) is not None:
+        raise tr.error(*deep)
     try:
         tr.run_module(tree)
         if only is not None:

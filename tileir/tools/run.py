@@ -7,24 +7,29 @@ FILE is `.mlir` text or a PyPTO kernel file (`.py`, through tileir's PyPTO front
 Each output (and in-out) tensor is written to `DIR/<name>.npy`; bf16 / fp8 arrays are
 written as `np.save` writes `ml_dtypes` arrays (raw void), and inputs saved that way are
 read back by the argument's declared element type. Every problem is one located line on
-stderr and exit code 1; outputs are written only when the whole run succeeded, each to a
-temporary file renamed into place.
+stderr and exit code 1; outputs are written only when the whole run succeeded, all of them
+or none (`tileir.tools.outputs`). Ctrl-C, SIGTERM and SIGHUP end it with 128 + the signal
+number, no traceback and no temporary file left behind; the module imports little at the
+top so that even an interrupt during start-up is handled.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-
-from tileir.diagnostics import TileirError, format_exception
+if TYPE_CHECKING:
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
 
 
 def _load_module(path: Path) -> ModuleOp:
+    from tileir.diagnostics import TileirError
+
     if path.suffix == ".py":
         try:
             from frontends.pypto import load_file  # type: ignore[attr-defined]
@@ -34,12 +39,16 @@ def _load_module(path: Path) -> ModuleOp:
                 "(frontends.pypto.load_file), which is not available"
             ) from None
         return load_file(str(path))
+    from tileir.diagnostics import decode_source
     from tileir.ir import parse_module
 
-    return parse_module(path.read_text(encoding="utf-8"), str(path))
+    data = path.read_bytes()  # an OSError is reported by `main`
+    return parse_module(decode_source(data, str(path)), str(path))
 
 
 def _parse_inputs(specs: Sequence[str]) -> dict[str, Path]:
+    from tileir.diagnostics import TileirError
+
     out: dict[str, Path] = {}
     for spec in specs:
         name, sep, file = spec.partition("=")
@@ -84,11 +93,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run_cli(args: argparse.Namespace) -> None:
+    import numpy as np
+
     from tileir.backends.numpy import compile_kernel, random_inputs
-    from tileir.npyio import load_npy, save_npy_files
+    from tileir.diagnostics import TileirError, describe_runtime_error, error_at
+    from tileir.npyio import load_npy
+    from tileir.tools.outputs import pause_for_test, staged_outputs
 
     module = _load_module(Path(args.file))
-    plan = compile_kernel(module, args.kernel)
+    try:
+        plan = compile_kernel(module, args.kernel)
+    except TileirError as e:  # which kernel: name the file when the error has no place
+        raise TileirError(f"{args.file}: {e}" if str(e).startswith("error:") else str(e)) from None
     files = _parse_inputs(args.input)
     unknown = sorted(set(files) - set(plan.arg_names))
     if unknown:
@@ -102,16 +118,35 @@ def run_cli(args: argparse.Namespace) -> None:
     if args.random_inputs:
         dims = _parse_dims(args.dim)
         dims.update(_dims_of(plan, inputs))
-        generated = random_inputs(plan.kernel, seed=args.seed, dims=dims)
+        try:
+            generated = random_inputs(plan.kernel, seed=args.seed, dims=dims)
+        except (ValueError, MemoryError) as e:
+            raise error_at(
+                plan.kernel,
+                f"cannot make random inputs for @{plan.name}: {describe_runtime_error(e)}",
+            ) from None
         for name, array in generated.items():
             inputs.setdefault(name, array)
-    outputs = plan(inputs)
+    try:
+        outputs = plan(inputs)
+    except (ValueError, MemoryError) as e:  # allocating the outputs; ops report their own
+        raise error_at(plan.kernel, f"kernel @{plan.name}: {describe_runtime_error(e)}") from None
     out_dir: Path = args.output_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
-    save_npy_files({out_dir / f"{name}.npy": array for name, array in outputs.items()})
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TileirError(f"error: cannot create {out_dir}: {e.strerror or e}") from None
+    with staged_outputs() as stage:
+        for i, (name, array) in enumerate(outputs.items()):
+            if i == 1:
+                pause_for_test("write")
+            with open(stage.path_for(out_dir / f"{name}.npy"), "wb") as f:
+                np.save(f, array, allow_pickle=False)
 
 
 def _parse_dims(specs: Sequence[str]) -> dict[str, int]:
+    from tileir.diagnostics import TileirError
+
     dims: dict[str, int] = {}
     for spec in specs:
         name, sep, size = spec.partition("=")
@@ -133,11 +168,16 @@ def _dims_of(plan, inputs: dict[str, np.ndarray]) -> dict[str, int]:  # type: ig
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     try:
+        from tileir.diagnostics import TileirError, format_exception
+        from tileir.tools.outputs import exit_on_signals, pause_for_test
+
+        exit_on_signals()
+        pause_for_test("startup")
+        args = _parser().parse_args(argv)
         run_cli(args)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as e:  # also SIGTERM / SIGHUP (`Terminated`)
+        return 128 + getattr(e, "signum", signal.SIGINT)
     except Exception as e:  # a tool reports, it never shows a traceback
         print(
             format_exception(e).splitlines()[0]

@@ -58,7 +58,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tileir.backends.numpy import arith_semantics as A
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.diagnostics import TileirError, error_at
+from tileir.diagnostics import TileirError, describe_runtime_error, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
 from tileir.dialect.shapes import GATHERMASK_PATTERNS
@@ -266,7 +266,7 @@ def _sequence(steps: Sequence[tuple[Step, Operation]]) -> Step:
             op = op_of.get(id(f))
             if op is None:
                 raise
-            raise error_at(op, f"'{op.name}': {e}") from e
+            raise error_at(op, f"'{op.name}': {describe_runtime_error(e)}") from e
 
     return run
 

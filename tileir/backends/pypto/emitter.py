@@ -85,9 +85,17 @@ __all__ = [
 ]
 
 INDENT = "    "
-RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {"pypto", "float"}
-"""Names the emitted code must not rebind: keywords, the module, and `float` (used for
-infinities). Other builtins may be shadowed: the emitted code never calls them."""
+RESERVED = (
+    frozenset(keyword.kwlist)
+    | frozenset(keyword.softkwlist)
+    | {
+        "pypto",
+        "float",
+        "__debug__",
+    }
+)
+"""Names the emitted code must not rebind: keywords, `__debug__` (Python refuses to bind
+it), the module, and `float` (used for infinities). Other builtins may be shadowed: the emitted code never calls them."""
 
 _ENUM_PATH = re.compile(r"^pypto(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _INT_KEY = re.compile(r"^-?[0-9]+$")
@@ -216,6 +224,38 @@ def _trace_time(op: Operation | None) -> bool:
     return True
 
 
+PYTHON_MAX_LOOPS = 20
+"""Python compiles at most 20 nested `for` loops in a function ("too many statically
+nested blocks")."""
+PYTHON_MAX_BLOCKS = 98
+"""... and at most 98 nested blocks of any kind ("too many levels of indentation")."""
+
+
+def _check_python_nesting(kernel: pto.KernelOp) -> None:
+    """Refuse, at the op, nesting the emitted Python could not compile."""
+    for op in kernel.walk():
+        if not op.regions or op is kernel:
+            continue
+        loops = blocks = 0
+        current: Operation | None = op
+        while current is not None and current is not kernel:
+            loops += isinstance(current, pto.LoopOp | pto.LoopUnrollOp)
+            blocks += bool(current.regions)
+            current = current.parent_op()
+        if loops > PYTHON_MAX_LOOPS:
+            raise error_at(
+                op,
+                f"the PyPTO emitter can write at most {PYTHON_MAX_LOOPS} nested loops "
+                "(Python's limit on nested blocks); this loop is nested deeper",
+            )
+        if blocks > PYTHON_MAX_BLOCKS:
+            raise error_at(
+                op,
+                f"the PyPTO emitter can write at most {PYTHON_MAX_BLOCKS} nested loops and "
+                "ifs (Python's indentation limit); this op is nested deeper",
+            )
+
+
 @dataclass
 class _KernelWriter:
     kernel: pto.KernelOp
@@ -310,6 +350,7 @@ class _KernelWriter:
 
     def write(self) -> list[str]:
         k = self.kernel
+        _check_python_nesting(k)
         params = []
         for arg, name in zip(k.body.block.args, k.names, strict=True):
             self.names[arg] = self.fresh(name, "arg")
@@ -322,6 +363,14 @@ class _KernelWriter:
             annotation = f"pypto.Tensor([{', '.join(dims)}], {dtype_expr(arg.type.element_type)})"
             params.append(f"{self.names[arg]}: {annotation}")
         options = k.jit_options.data if k.jit_options is not None else {}
+        keys: dict[str, str] = {}
+        for key in options:
+            if keys.setdefault(sanitize(key), key) != key:
+                raise error_at(
+                    k,
+                    f"jit options {keys[sanitize(key)]!r} and {key!r} would both be the "
+                    f"keyword `{sanitize(key)}` in Python",
+                )
         kwargs = ", ".join(f"{sanitize(key)}={literal(v)}" for key, v in options.items())
         head = [f"@pypto.frontend.jit({kwargs})", f"def {sanitize(k.sym_name.data, 'kernel')}("]
         head += [f"{INDENT}{p}," for p in params] + ["):"]

@@ -1,0 +1,153 @@
+"""The driver of `tileir-opt` (see `tileir.tools.opt`): xDSL's opt driver with the `pto` dialect, tileir's passes, targets and
+the PyPTO frontend (all found through the `xdsl.universe` entry point), plus located
+diagnostics and IR verification after every pass.
+
+`--verify-semantics[=N]` adds translation validation: after each pass, the module before
+and after it run on N random inputs on the numpy back end (see `tileir.testing`), and
+the pipeline stops with a diagnostic naming the pass if their outputs differ.
+
+`-o FILE` is written all or nothing: to a temporary file that replaces FILE only when
+the whole run succeeded, so a failure leaves an existing FILE as it was."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import IO, TYPE_CHECKING
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from tileir.diagnostics import TileirError, decode_source, parse_located, verify_located
+from tileir.tools.outputs import pause_for_test, staged_outputs
+
+if TYPE_CHECKING:
+    from tileir.testing.check import SemanticsGuard
+
+VERIFY_SEMANTICS_INPUTS = 3
+"""Random input sets per pass for a bare `--verify-semantics`."""
+
+
+def _expand_bare_verify_semantics(args: Sequence[str]) -> list[str]:
+    # A bare `--verify-semantics` followed by the input file would make argparse read
+    # the file name as N; spelling the default out keeps `[=N]` optional.
+    flag = "--verify-semantics"
+    return [f"{flag}={VERIFY_SEMANTICS_INPUTS}" if a == flag else a for a in args]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of inputs, got {text!r}")
+    return value
+
+
+class TileirOptMain(xDSLOptMain):
+    version_format = "tileir-opt (xdsl {xdsl_version})"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        argv = _expand_bare_verify_semantics(sys.argv[1:] if args is None else args)
+        super().__init__(description="tileir modular optimizer driver (xDSL opt)", args=argv)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--verify-semantics",
+            type=_positive_int,
+            default=None,
+            metavar="N",
+            help="after each pass, run the module before and after it on N random inputs "
+            f"(default {VERIFY_SEMANTICS_INPUTS}) with the numpy back end and stop if an "
+            "output differs, writing a reproducer file",
+        )
+        arg_parser.add_argument(
+            "--cost",
+            action="store_true",
+            help="instead of the IR, print each kernel's time in the real pypto 0.2.0's "
+            "SIM cost model (after the passes; see tileir.tuning.cost_lines)",
+        )
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if not self.args.cost:
+            return super().output_resulting_program(prog)
+        from tileir.tuning import cost_lines
+
+        return cost_lines(prog)
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        frontend = self.args.frontend or file_extension
+        if frontend != "mlir":
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        text = decode_source(chunk.read(), self.get_input_name())
+        # Keep line numbers of later `// -----` chunks true to the file.
+        return parse_located(self.ctx, "\n" * start_offset + text, self.get_input_name())
+
+    def run(self) -> None:
+        if self.args.output_file is None:
+            super().run()
+            return
+        with staged_outputs() as stage:
+            self._staged_output = stage.path_for(self.args.output_file)
+            super().run()
+            pause_for_test("write")
+
+    def prepare_output(self) -> IO[str]:
+        if self.args.output_file is None:
+            return sys.stdout
+        return open(self._staged_output, "w", encoding="utf-8")
+
+    def setup_pipeline(self) -> None:
+        guard = self._semantics_guard()
+
+        def check(previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None):
+            if not self.args.disable_verify:
+                context = f"after pass '{previous.name}'" if previous is not None else ""
+                verify_located(module, context)
+            if guard is not None and (previous, next_) != (None, None):  # no passes, no check
+                self._check_semantics(guard, previous, module)
+
+        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, check)
+
+    def _semantics_guard(self) -> SemanticsGuard | None:
+        # tileir.testing is imported only when asked for, to keep start-up fast.
+        if self.args.verify_semantics is None:
+            return None
+        from tileir.testing.check import SemanticsGuard
+
+        def warn(message: str) -> None:
+            print(f"warning: --verify-semantics: {message}; not checking it", file=sys.stderr)
+
+        return SemanticsGuard(
+            n_inputs=self.args.verify_semantics,
+            round_trip=False,
+            verify=False,  # `check` already verifies (unless --disable-verify)
+            on_unrunnable=warn,
+        )
+
+    @staticmethod
+    def _check_semantics(
+        guard: SemanticsGuard, previous: ModulePass | None, module: ModuleOp
+    ) -> None:
+        from tileir.testing.check import CheckFailure
+
+        if previous is None:
+            guard.before(module)
+            return
+        try:
+            guard.after(previous, module)
+        except CheckFailure as e:
+            fd, path = tempfile.mkstemp(prefix=f"tileir-repro-{previous.name}-", suffix=".mlir")
+            with open(fd, "w") as f:
+                f.write(e.reproducer)
+            raise TileirError(
+                f"error: --verify-semantics: {e.summary}\nnote: reproducer (the module "
+                f"before the pass) written to {path}"
+            ) from e
