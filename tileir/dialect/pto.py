@@ -87,6 +87,7 @@ from xdsl.traits import (
     IsTerminator,
     MemoryEffect,
     MemoryEffectKind,
+    OpTrait,
     Pure,
     RecursiveMemoryEffect,
     SingleBlockImplicitTerminator,
@@ -95,7 +96,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import shapes
-from tileir.dialect.dtypes import ELEMENT_TYPES, is_element_type
+from tileir.dialect.dtypes import ELEMENT_TYPES, element_type, is_element_type
 
 # GATHERMASK_MODES and broadcast_shapes are re-exported: back ends and test strategies
 # use them through `pto`.
@@ -224,7 +225,9 @@ def _check_window(
             v = _static_or_constant(valid[d])
             if v is None:
                 continue
-            if not 0 <= v <= max(size, 0) and size != DYNAMIC_INDEX:
+            if v < 0:
+                raise VerifyException(f"'{op.name}' valid_shape {v} in dim {d} is negative")
+            if v > size and size != DYNAMIC_INDEX:
                 raise VerifyException(
                     f"'{op.name}' valid_shape {v} in dim {d} exceeds the tile size {size}"
                 )
@@ -260,6 +263,34 @@ def normalize_unroll_list(factors: Sequence[int]) -> list[int]:
         raise ValueError(f"unroll_list {list(factors)} has duplicate factors")
     out = sorted(set(factors) | {1}, reverse=True)
     return out
+
+
+MAX_DIM = 2**31 - 1
+"""Largest size of one dim: PyPTO's shapes are 32-bit on the device, and a larger
+dim cannot be allocated on any back end."""
+
+
+def verify_dims(op: Operation, shape: Sequence[int], what: str) -> None:
+    """Every static dim of a tensor or memref is in 1..MAX_DIM (`?` is any size)."""
+    for d, s in enumerate(shape):
+        if s != DYNAMIC_INDEX and not 1 <= s <= MAX_DIM:
+            raise VerifyException(
+                f"'{op.name}' {what} has size {s} in dim {d}; sizes must be in 1..{MAX_DIM}"
+            )
+
+
+class TileResults(OpTrait):
+    """Every tile (`tensor`) result is a PyPTO tile: rank 1 to MAX_TILE_RANK, each
+    static dim in 1..MAX_DIM. One rule for all ops that make tiles, so no op can build a
+    tile that `pto.view` or the back ends refuse."""
+
+    def verify(self, op: Operation) -> None:
+        for i, r in enumerate(op.results):
+            if isinstance(r.type, TensorType):
+                what = "result" if len(op.results) == 1 else f"result #{i}"
+                shape = _shape(r.type)
+                verify_tile_shape(op, [1 if s == DYNAMIC_INDEX else s for s in shape], what)
+                verify_dims(op, shape, what)
 
 
 # --------------------------------------------------------------------------- effects
@@ -408,6 +439,7 @@ class KernelOp(IRDLOperation):
                     f"{arg.type}; kernel arguments are memrefs (global tensors)"
                 )
             _check_element_type(self, arg.type, f"argument {name!r}")
+            verify_dims(self, _shape(arg.type), f"argument {name!r}")
             n_dyn = list(arg.type.get_shape()).count(DYNAMIC_INDEX)
             if len(self.dynamic_names(name)) != n_dyn:
                 raise VerifyException(
@@ -491,6 +523,7 @@ class TensorOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_element_type(self, self.result.type, "workspace")
+        verify_dims(self, _shape(self.result.type), "workspace")
         if DYNAMIC_INDEX in _shape(self.result.type):
             raise VerifyException(
                 f"'pto.tensor' workspace {self.buffer_name.data!r} must have a static shape"
@@ -513,7 +546,7 @@ class ViewOp(IRDLOperation):
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(_ReadSourceIfMemory())
+    traits = traits_def(_ReadSourceIfMemory(), TileResults())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$source `` custom<DynamicIndexList>($offsets, $static_offsets)"
@@ -650,7 +683,7 @@ class ReshapeOp(IRDLOperation):
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     inplace = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$input (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
@@ -740,7 +773,7 @@ class TransposeOp(IRDLOperation):
     dim0 = prop_def(IntegerAttr[I64])
     dim1 = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, dim0: int, dim1: int, result_type: TensorType):
@@ -770,7 +803,7 @@ class ConcatOp(IRDLOperation):
     tensors = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "`dim` $dim `,` $tensors attr-dict `:` type($tensors) `->` type($result)"
 
     def __init__(self, tensors: Sequence[SSAValue | Operation], dim: int, result_type: TensorType):
@@ -797,7 +830,7 @@ class UnsqueezeOp(IRDLOperation):
     input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `,` $dim attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, dim: int, result_type: TensorType):
@@ -821,7 +854,7 @@ class ExpandCloneOp(IRDLOperation):
     name = "pto.expand_clone"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type: TensorType):
@@ -841,7 +874,7 @@ class CastOp(IRDLOperation):
     mode = prop_def(StringAttr, default_value=StringAttr("none"))
     satmode = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input (`mode` $mode^)? (`sat` $satmode^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -885,7 +918,7 @@ class UnaryOp(IRDLOperation):
     T: ClassVar = VarConstraint("T", base(TensorType))
     input = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue | Operation):
@@ -974,7 +1007,7 @@ class BinaryOp(IRDLOperation):
     lhs = operand_def(TileOrScalar)
     rhs = operand_def(TileOrScalar)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(
@@ -1088,7 +1121,7 @@ class FullOp(IRDLOperation):
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$value (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
@@ -1139,7 +1172,7 @@ class WhereOp(IRDLOperation):
     input = operand_def(TileOrScalar)
     other = operand_def(TileOrScalar)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$condition `,` $input `,` $other attr-dict `:` type($condition) `,` type($input)"
         " `,` type($other) `->` type($result)"
@@ -1179,7 +1212,7 @@ class ReduceOp(IRDLOperation):
     dim = prop_def(IntegerAttr[I64])
     keepdim = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input `,` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -1245,7 +1278,7 @@ class MatmulOp(IRDLOperation):
     a_trans = opt_prop_def(UnitAttr)
     b_trans = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$a `,` $b (`bias` $bias^)? (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict"
         " `:` type($a) `,` type($b) (`,` type($bias)^)? `->` type($result)"
@@ -1286,17 +1319,21 @@ class MatmulOp(IRDLOperation):
                 f"'pto.matmul' operand element types differ: {_elem(self.a.type)} and "
                 f"{_elem(self.b.type)}"
             )
+        _check_element_type(self, self.a.type, "operand")
+        bias = None
+        if self.bias is not None:
+            _check_element_type(self, self.bias.type, "bias")
+            bias = element_type(_elem(self.bias.type)).short
+        _rule(
+            self,
+            shapes.matmul_dtypes,
+            element_type(_elem(self.a.type)).short,
+            element_type(_elem(self.result.type)).short,
+            bias,
+        )
         _expect_result(self, r, expected, exact=False)
         if self.bias is not None:
-            n = expected[-1]
-            bs = _shape(self.bias.type)
-            if not shapes.dims_compatible(bs[-1], n) or shapes.element_count(bs[:-1]) not in (
-                1,
-                None,
-            ):
-                raise VerifyException(
-                    f"'pto.matmul' bias shape {list(bs)} should be [{n}] or [1, {n}]"
-                )
+            _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)
 
 
 # --------------------------------------------------------------------------- indexing
@@ -1311,7 +1348,7 @@ class GathermaskOp(IRDLOperation):
     input = operand_def(TensorType)
     pattern_mode = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `,` $pattern_mode attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, pattern_mode: int, result_type: TensorType):
@@ -1336,7 +1373,7 @@ class _IndexOp(IRDLOperation):
     index = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input `,` $dim `,` $index attr-dict `:` type($input) `,` type($index) `->` type($result)"
     )
@@ -1407,7 +1444,7 @@ class TopkOp(IRDLOperation):
     largest = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
     values = result_def(TensorType)
     indices = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input `,` $k (`dim` $dim^)? (`largest` $largest^)? attr-dict `:` type($input) `->`"
         " type($values) `,` type($indices)"
@@ -1439,16 +1476,21 @@ class TopkOp(IRDLOperation):
         _same_elem(self, self.input.type, self.values.type)
         for r in (self.values, self.indices):
             _expect_result(self, _shape(r.type), expected)
-        if not isinstance(_elem(self.indices.type), IntegerType):
+        index_type = _elem(self.indices.type)
+        if not isinstance(index_type, IntegerType) or index_type == i1:
             raise VerifyException("'pto.topk' indices must have an integer element type")
+        size = _shape(self.input.type)[shapes.norm_dim(self.dim.value.data, len(expected))]
+        _rule(self, shapes.index_fits, size, index_type.width.data, "indices")
 
 
 # --------------------------------------------------------------------------- loops
 
 
-def _verify_unroll_list(op: Operation, factors: Sequence[int]) -> None:
-    if not factors:
+def _verify_unroll_list(op: Operation, factors: Sequence[int] | None) -> None:
+    if factors is None:
         return
+    if not factors:
+        raise VerifyException(f"'{op.name}' unroll_list is empty; drop it or give factors")
     if any(f <= 0 for f in factors):
         raise VerifyException(f"'{op.name}' unroll_list {list(factors)} has a factor <= 0")
     if any(a <= b for a, b in zip(factors, factors[1:])) or factors[-1] != 1:
@@ -1484,7 +1526,7 @@ class _LoopBase(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' body must have {self.N_BLOCK_ARGS} index block argument(s)"
             )
-        _verify_unroll_list(self, self.factors)
+        _verify_unroll_list(self, self.factors if self.unroll_list is not None else None)
         step = constant_index(self.step)
         if step is not None and step <= 0:
             raise VerifyException(f"'{self.name}' step {step} must be positive")
@@ -1532,9 +1574,17 @@ class _LoopBase(IRDLOperation):
         if parser.parse_optional_keyword("idx_name") is not None:
             idx_name = parser.parse_str_literal()
         if parser.parse_optional_keyword("unroll") is not None:
+            pos = parser.pos
             factors = parser.parse_comma_separated_list(
                 parser.Delimiter.SQUARE, parser.parse_integer
             )
+            if not factors:
+                parser.raise_error(
+                    f"'{cls.name}' unroll list is empty; give factors (`unroll [4, 1]`) "
+                    "or drop `unroll`",
+                    pos,
+                    parser.pos,
+                )
         attrs = parser.parse_optional_attr_dict_with_keyword()
         typed = [a.resolve(index) for a in args]
         body = parser.parse_region(typed)
@@ -1795,7 +1845,7 @@ class TransferOp(IRDLOperation):
     src_unit = prop_def(StringAttr, prop_name="from")
     dst_unit = prop_def(StringAttr, prop_name="to")
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `from` $from `to` $to attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue | Operation, src_unit: str, dst_unit: str):
