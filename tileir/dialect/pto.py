@@ -96,7 +96,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import shapes
-from tileir.dialect.dtypes import ELEMENT_TYPES, element_type, is_element_type
+from tileir.dialect.dtypes import BY_MLIR, ELEMENT_TYPES, element_type, is_element_type
 
 # GATHERMASK_MODES and broadcast_shapes are re-exported: back ends and test strategies
 # use them through `pto`.
@@ -132,6 +132,36 @@ def _check_element_type(op: Operation, t: Attribute, what: str) -> None:
         raise VerifyException(
             f"'{op.name}' {what} has element type {_elem(t)}, which PyPTO does not "
             f"have (use one of {names})"
+        )
+
+
+NUMERIC = frozenset({"float", "int"})
+FLOAT = frozenset({"float"})
+ANY_KIND = frozenset({"float", "int", "bool"})
+
+
+def _check_kind(op: Operation, t: Attribute, kinds: frozenset[str], what: str) -> None:
+    """The element type of `t` is of one of `kinds` (`float`, `int`, `bool`)."""
+    row = BY_MLIR.get(_elem(t))
+    if row is not None and row.kind not in kinds:
+        allowed = " or ".join(sorted(kinds))
+        raise VerifyException(
+            f"'{op.name}' {what} has element type {_elem(t)}; the op takes {allowed} tiles"
+        )
+
+
+def _check_scalar(op: Operation, scalar: Attribute, tile_elem: Attribute) -> None:
+    """A scalar operand combines with a tile as PyPTO's `Element(dtype, value)`: an
+    integer tile takes an integer scalar, an i1 tile only an i1 scalar."""
+    row = BY_MLIR.get(tile_elem)
+    if row is None or row.kind == "float":
+        return
+    if row.kind == "bool" and scalar != i1:
+        raise VerifyException(f"'{op.name}' an i1 tile takes only an i1 scalar, not {scalar}")
+    if row.kind == "int" and not isinstance(scalar, IntegerType | IndexType):
+        raise VerifyException(
+            f"'{op.name}' a {scalar} scalar cannot combine with a {tile_elem} tile "
+            "(PyPTO: no float scalar with an integer tensor)"
         )
 
 
@@ -921,6 +951,9 @@ class UnaryOp(IRDLOperation):
     traits = traits_def(Pure(), TileResults())
     assembly_format = "$input attr-dict `:` type($result)"
 
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = FLOAT
+    """The element-type classes the op is defined on."""
+
     def __init__(self, input: SSAValue | Operation):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
 
@@ -928,11 +961,13 @@ class UnaryOp(IRDLOperation):
         if self.input.type != self.result.type:
             raise VerifyException(f"'{self.name}' result type must equal the operand type")
         _check_element_type(self, self.input.type, "operand")
+        _check_kind(self, self.input.type, self.ELEMENT_KINDS, "operand")
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "pto.neg"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
 
 
 @irdl_op_definition
@@ -973,6 +1008,7 @@ class SigmoidOp(UnaryOp):
 @irdl_op_definition
 class AbsOp(UnaryOp):
     name = "pto.abs"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
 
 
 @irdl_op_definition
@@ -983,6 +1019,7 @@ class ReciprocalOp(UnaryOp):
 @irdl_op_definition
 class ReluOp(UnaryOp):
     name = "pto.relu"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
 
 
 def _operand_shape(t: Attribute) -> tuple[int, ...]:
@@ -1018,12 +1055,21 @@ class BinaryOp(IRDLOperation):
     ):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
+    """The element-type classes of the tile operands the op is defined on."""
+
     def result_element_type(self) -> Attribute:
         return _elem(self.result.type)
 
     def verify_(self) -> None:
         _broadcast_result(self, [self.lhs, self.rhs], self.result.type)
-        elems = {_elem(v.type) for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)}
+        tiles = [v for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)]
+        for v in tiles:
+            _check_kind(self, v.type, self.ELEMENT_KINDS, "operand")
+        for v in (self.lhs, self.rhs):
+            if not isinstance(v.type, TensorType):
+                _check_scalar(self, v.type, _elem(tiles[0].type))
+        elems = {_elem(v.type) for v in tiles}
         if len(elems) > 1:
             raise VerifyException(
                 f"'{self.name}' mixes element types {sorted(map(str, elems))}; cast one "
@@ -1075,6 +1121,8 @@ class PowOp(BinaryOp):
 
 class CompareOp(BinaryOp):
     """Elementwise comparison; the result is an i1 tile (PyPTO's DT_BOOL)."""
+
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = ANY_KIND
 
     def result_element_type(self) -> Attribute:
         return i1
@@ -1149,6 +1197,7 @@ class FullOp(IRDLOperation):
     def verify_(self) -> None:
         _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
         _check_element_type(self, self.result.type, "result")
+        _check_scalar(self, self.value.type, _elem(self.result.type))
         shape = _shape(self.result.type)
         verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
         if len(self.sizes) != shape.count(DYNAMIC_INDEX):
@@ -1195,7 +1244,9 @@ class WhereOp(IRDLOperation):
             )
         _broadcast_result(self, [self.condition, self.input, self.other], self.result.type)
         for v in (self.input, self.other):
-            if isinstance(v.type, TensorType) and _elem(v.type) != _elem(self.result.type):
+            if not isinstance(v.type, TensorType):
+                _check_scalar(self, v.type, _elem(self.result.type))
+            elif _elem(v.type) != _elem(self.result.type):
                 raise VerifyException(
                     f"'pto.where' operand element type {_elem(v.type)} differs from the "
                     f"result's {_elem(self.result.type)}"
@@ -1244,6 +1295,7 @@ class ReduceOp(IRDLOperation):
             self.keepdim is not None,
         )
         _check_element_type(self, self.input.type, "operand")
+        _check_kind(self, self.input.type, NUMERIC, "operand")
         _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
