@@ -323,6 +323,26 @@ class TileResults(OpTrait):
                 verify_dims(op, shape, what)
 
 
+MAX_NESTING = 64
+"""Deepest nesting of regions (loops, `scf.if`s, stages) in a kernel. A PyPTO kernel is
+a Python function, and Python allows at most 100 nested blocks; tileir's passes and
+verifier walk the IR with Python generators, whose depth is bounded as well."""
+
+
+def nesting_error(root: Operation) -> tuple[Operation, int] | None:
+    """The first op nested deeper than MAX_NESTING regions inside `root` (with its
+    depth), found without recursion, or None."""
+    stack: list[tuple[Operation, int]] = [(root, 0)]
+    while stack:
+        op, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return op, depth
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend((child, depth + 1) for child in block.ops if child.regions)
+    return None
+
+
 # --------------------------------------------------------------------------- effects
 
 
@@ -439,6 +459,16 @@ class KernelOp(IRDLOperation):
         return [s.data for s in value.data if isinstance(s, StringAttr)]
 
     def verify_(self) -> None:
+        deep = nesting_error(self)
+        if deep is not None:
+            from tileir.diagnostics import location_of
+
+            where = location_of(deep[0])
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: a '{deep[0].name}'"
+                f"{f' at {where}' if where else ''} is nested {deep[1]} regions deep; tileir handles at most {MAX_NESTING} (a PyPTO "
+                "kernel is a Python function, which allows at most 100 nested blocks)"
+            )
         args = self.body.block.args
         inputs = self.function_type.inputs.data
         if len(inputs) != len(args) or any(a.type != t for a, t in zip(args, inputs)):
