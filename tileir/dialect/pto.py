@@ -725,7 +725,7 @@ class AssembleOp(IRDLOperation):
                 )
 
 
-# --------------------------------------------------------------------------- layout
+# --------------------------------------------------------------------------- op families
 
 
 def _same_elem(op: Operation, a: Attribute, b: Attribute) -> None:
@@ -733,17 +733,46 @@ def _same_elem(op: Operation, a: Attribute, b: Attribute) -> None:
         raise VerifyException(f"'{op.name}' changes the element type from {_elem(a)} to {_elem(b)}")
 
 
+class TileOp(IRDLOperation):
+    """An op that computes tiles from tiles and scalars: pure, and every result a PyPTO
+    tile (`TileResults`)."""
+
+    traits = traits_def(Pure(), TileResults())
+
+
+class OneTileOp(TileOp):
+    """A tile op of one tile operand, `input` (more operands and results per op)."""
+
+    input = operand_def(TensorType)
+
+
+class TileToTileOp(OneTileOp):
+    """A tile op from `input` to one tile `result`; with `SAME_ELEMENT` (the default)
+    the result keeps the input's element type."""
+
+    result = result_def(TensorType)
+
+    SAME_ELEMENT: ClassVar[bool] = True
+
+    def verify_(self) -> None:
+        if self.SAME_ELEMENT:
+            _same_elem(self, self.input.type, self.result.type)
+
+
+# --------------------------------------------------------------------------- layout
+
+
 @irdl_op_definition
-class ReshapeOp(IRDLOperation):
+class ReshapeOp(TileToTileOp):
     """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`."""
 
     name = "pto.reshape"
+    # Redeclared so that `input` stays operand 0: xDSL orders a subclass's own
+    # fields before inherited ones.
     input = operand_def(TensorType)
     valid_shape = var_operand_def(IndexType)
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     inplace = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$input (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
@@ -773,8 +802,8 @@ class ReshapeOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        super().verify_()
         a, b = self.input.type, self.result.type
-        _same_elem(self, a, b)
         verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in _shape(b)], "result")
         _rule(self, shapes.reshape, _shape(a), _shape(b))
         if DYNAMIC_INDEX in (*_shape(a), *_shape(b)) and self.inplace is None:
@@ -825,15 +854,12 @@ def _is_whole_tensor_view(view: ViewOp) -> bool:
 
 
 @irdl_op_definition
-class TransposeOp(IRDLOperation):
+class TransposeOp(TileToTileOp):
     """`pypto.transpose(input, dim0, dim1)`."""
 
     name = "pto.transpose"
-    input = operand_def(TensorType)
     dim0 = prop_def(IntegerAttr[I64])
     dim1 = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, dim0: int, dim1: int, result_type: TensorType):
@@ -844,6 +870,7 @@ class TransposeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(
             self,
             shapes.transpose,
@@ -851,19 +878,17 @@ class TransposeOp(IRDLOperation):
             self.dim0.value.data,
             self.dim1.value.data,
         )
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
-class ConcatOp(IRDLOperation):
+class ConcatOp(TileOp):
     """`pypto.concat(tensors, dim)`."""
 
     name = "pto.concat"
     tensors = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "`dim` $dim `,` $tensors attr-dict `:` type($tensors) `->` type($result)"
 
     def __init__(self, tensors: Sequence[SSAValue | Operation], dim: int, result_type: TensorType):
@@ -883,14 +908,11 @@ class ConcatOp(IRDLOperation):
 
 
 @irdl_op_definition
-class UnsqueezeOp(IRDLOperation):
+class UnsqueezeOp(TileToTileOp):
     """`pypto.unsqueeze(input, dim)`."""
 
     name = "pto.unsqueeze"
-    input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `,` $dim attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, dim: int, result_type: TensorType):
@@ -901,40 +923,35 @@ class UnsqueezeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(self, shapes.unsqueeze, _shape(self.input.type), self.dim.value.data)
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
-class ExpandCloneOp(IRDLOperation):
+class ExpandCloneOp(TileToTileOp):
     """`pypto.expand_clone(input, shape)`: a broadcast copy (real memory, unlike torch's
     expand); only size-1 dims grow."""
 
     name = "pto.expand_clone"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type: TensorType):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        _same_elem(self, self.input.type, self.result.type)
+        super().verify_()
         _rule(self, shapes.expand, _shape(self.input.type), _shape(self.result.type))
 
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(TileToTileOp):
     """`pypto.cast(input, dtype, mode, satmode)`."""
 
     name = "pto.cast"
-    input = operand_def(TensorType)
+    SAME_ELEMENT: ClassVar[bool] = False
     mode = prop_def(StringAttr, default_value=StringAttr("none"))
     satmode = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input (`mode` $mode^)? (`sat` $satmode^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -956,6 +973,7 @@ class CastOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         if self.mode.data not in CAST_MODES:
             raise VerifyException(
                 f"'pto.cast' mode {self.mode.data!r} is not a PyPTO cast mode (one of "
@@ -972,13 +990,12 @@ class CastOp(IRDLOperation):
 # --------------------------------------------------------------------------- elementwise
 
 
-class UnaryOp(IRDLOperation):
+class UnaryOp(TileOp):
     """Elementwise op of one tile; result has the operand's type."""
 
     T: ClassVar = VarConstraint("T", base(TensorType))
     input = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input attr-dict `:` type($result)"
 
     ELEMENT_KINDS: ClassVar[frozenset[str]] = FLOAT
@@ -1067,14 +1084,13 @@ def _broadcast_result(op: Operation, operands: Sequence[SSAValue], result: Attri
     _expect_result(op, _shape(result), expected, exact=False)
 
 
-class BinaryOp(IRDLOperation):
+class BinaryOp(TileOp):
     """Elementwise op of two operands, each a tile or a scalar (`pypto.add(x, 1.0)`);
     tiles broadcast numpy-style. Result element type is the tiles' element type."""
 
     lhs = operand_def(TileOrScalar)
     rhs = operand_def(TileOrScalar)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(
@@ -1189,7 +1205,7 @@ class GeOp(CompareOp):
 
 
 @irdl_op_definition
-class FullOp(IRDLOperation):
+class FullOp(TileOp):
     """`pypto.full(size, fill_value, dtype, valid_shape=...)`."""
 
     name = "pto.full"
@@ -1199,7 +1215,6 @@ class FullOp(IRDLOperation):
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), TileResults())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$value (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
@@ -1243,7 +1258,7 @@ class FullOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WhereOp(IRDLOperation):
+class WhereOp(TileOp):
     """`pypto.where(condition, input, other)`."""
 
     name = "pto.where"
@@ -1251,7 +1266,6 @@ class WhereOp(IRDLOperation):
     input = operand_def(TileOrScalar)
     other = operand_def(TileOrScalar)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$condition `,` $input `,` $other attr-dict `:` type($condition) `,` type($input)"
         " `,` type($other) `->` type($result)"
@@ -1286,14 +1300,11 @@ class WhereOp(IRDLOperation):
 # --------------------------------------------------------------------------- reductions
 
 
-class ReduceOp(IRDLOperation):
+class ReduceOp(TileToTileOp):
     """`pypto.sum / amax / amin(input, dim, keepdim)`."""
 
-    input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     keepdim = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input `,` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -1317,6 +1328,7 @@ class ReduceOp(IRDLOperation):
     reduced_shape = staticmethod(shapes.reduced_shape)
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(
             self,
             shapes.reduce,
@@ -1326,7 +1338,6 @@ class ReduceOp(IRDLOperation):
         )
         _check_element_type(self, self.input.type, "operand")
         _check_kind(self, self.input.type, NUMERIC, "operand")
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
@@ -1349,7 +1360,7 @@ class AminOp(ReduceOp):
 
 
 @irdl_op_definition
-class MatmulOp(IRDLOperation):
+class MatmulOp(TileOp):
     """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor":
     bias})`; 2-D or batched 3-D. The result element type is `out_dtype`."""
 
@@ -1360,7 +1371,6 @@ class MatmulOp(IRDLOperation):
     a_trans = opt_prop_def(UnitAttr)
     b_trans = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$a `,` $b (`bias` $bias^)? (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict"
         " `:` type($a) `,` type($b) (`,` type($bias)^)? `->` type($result)"
@@ -1422,15 +1432,12 @@ class MatmulOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GathermaskOp(IRDLOperation):
+class GathermaskOp(TileToTileOp):
     """`pypto.gathermask(x, pattern_mode)`: pick elements of the last dim by a fixed
     pattern (1/2: first/second of every 2; 3-6: first..fourth of every 4; 7: all)."""
 
     name = "pto.gathermask"
-    input = operand_def(TensorType)
     pattern_mode = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `,` $pattern_mode attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, pattern_mode: int, result_type: TensorType):
@@ -1443,19 +1450,17 @@ class GathermaskOp(IRDLOperation):
     stride = staticmethod(shapes.gathermask_stride)
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(
             self, shapes.gathermask, _shape(self.input.type), self.pattern_mode.value.data
         )
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
-class _IndexOp(IRDLOperation):
-    input = operand_def(TensorType)
+class _IndexOp(TileToTileOp):
+    input = operand_def(TensorType)  # operand 0 (see ReshapeOp)
     index = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input `,` $dim `,` $index attr-dict `:` type($input) `,` type($index) `->` type($result)"
     )
@@ -1486,12 +1491,12 @@ class _IndexOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         if not isinstance(_elem(self.index.type), IntegerType) or _elem(self.index.type) == i1:
             raise VerifyException(
                 f"'{self.name}' index has element type {_elem(self.index.type)}; it must be "
                 "an integer type"
             )
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), self.expected_shape())
 
 
@@ -1516,17 +1521,15 @@ class IndexSelectOp(_IndexOp):
 
 
 @irdl_op_definition
-class TopkOp(IRDLOperation):
+class TopkOp(OneTileOp):
     """`pypto.topk(input, k, dim, largest)` -> (values, indices)."""
 
     name = "pto.topk"
-    input = operand_def(TensorType)
     k = prop_def(IntegerAttr[I64])
     dim = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
     largest = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
     values = result_def(TensorType)
     indices = result_def(TensorType)
-    traits = traits_def(Pure(), TileResults())
     assembly_format = (
         "$input `,` $k (`dim` $dim^)? (`largest` $largest^)? attr-dict `:` type($input) `->`"
         " type($values) `,` type($indices)"
