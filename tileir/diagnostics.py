@@ -93,7 +93,19 @@ class LocatedParser(Parser):
 
 
 def verify_located(module: Operation, context: str = "") -> None:
-    """Verify op by op (parents before children), raising a located `TileirError`."""
+    """Verify op by op (parents before children), raising a located `TileirError`.
+    IR nested deeper than `pto.MAX_NESTING` is refused first: walking it (xDSL's walk
+    and some traits' checks recurse) would exhaust Python's stack."""
+    from tileir.dialect.pto import MAX_NESTING, nesting_error
+
+    deep = nesting_error(module)
+    if deep is not None:
+        raise error_at(
+            deep[0],
+            f"'{deep[0].name}' is nested {deep[1]} regions deep; tileir handles at most "
+            f"{MAX_NESTING} (a PyPTO kernel is a Python function, which allows at most 100 "
+            "nested blocks)",
+        )
     for op in module.walk():
         if op.has_trait(SymbolTable):
             _check_unique_symbols(op)

@@ -20,7 +20,10 @@ from tileir.ir import parse_module
         (lambda: shapes.broadcast((Q, 1), (4,)), (Q, 4)),
         (lambda: shapes.reduce((8, 64), -1, True), (8, 1)),
         (lambda: shapes.reduce((64,), 0, False), (1,)),
-        (lambda: shapes.matmul((2, 16, 32), (64, 32), a_trans=False, b_trans=True), (2, 16, 64)),
+        (
+            lambda: shapes.matmul((2, 16, 32), (1, 64, 32), a_trans=False, b_trans=True),
+            (2, 16, 64),
+        ),
         (lambda: shapes.matmul((32, 16), (32, 8), a_trans=True, b_trans=False), (16, 8)),
         (lambda: shapes.concat([(8, 16), (8, 48)], -1), (8, 64)),
         (lambda: shapes.concat([(Q, 16), (4, 16)], 0), (Q, 16)),
@@ -56,6 +59,16 @@ def test_rules(got, want) -> None:
         (lambda: shapes.gathermask((4, 8), 0), "pattern_mode 0 is not in 1..7"),
         (lambda: shapes.topk((4, 64), 65, 1), "k=65 must be in 1..64"),
         (lambda: shapes.broadcast((Q, 3), (4,)), "[?, 3] and [4]"),
+        (
+            lambda: shapes.matmul((2, 16, 32), (32, 8), a_trans=False, b_trans=False),
+            "must have the same rank, got [2, 16, 32] and [32, 8]",
+        ),
+        (lambda: shapes.matmul_dtypes("bf16", "i8"), "bf16 inputs cannot produce i8"),
+        (lambda: shapes.matmul_dtypes("i16", "i32"), "has i16 inputs"),
+        (lambda: shapes.matmul_dtypes("f16", "f32", "bf16"), "bias element type bf16"),
+        (lambda: shapes.matmul_bias((1, 1, 8), (4, 8)), "bias shape [1, 1, 8] should be"),
+        (lambda: shapes.index_fits(512, 8, "indices"), "i8 cannot hold every index"),
+        (lambda: shapes.index_fits(Q, 16), "of a dynamic dim"),
     ],
 )
 def test_rule_errors(bad, message: str) -> None:

@@ -9,7 +9,10 @@ from tileir import parse_module
 from tileir.diagnostics import TileirError
 from tileir.dialect.pto import normalize_unroll_list
 
-HEADER = "pto.kernel @k(%x: memref<16x64xf32>, %h: memref<16x64xbf16>, %i: memref<4x2xi32>, %o: memref<16x64xf32>) {\n"
+HEADER = (
+    "pto.kernel @k(%x: memref<16x64xf32>, %h: memref<16x64xbf16>, %i: memref<4x2xi32>, "
+    "%o: memref<16x64xf32>, %wide: memref<4x512xf32>, %bat: memref<2x16x64xbf16>) {\n"
+)
 
 
 def kernel(body: str) -> str:
@@ -34,6 +37,16 @@ VALID = {
     "matmul-trans": (
         "%a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>\n"
         "%m = pto.matmul %a, %a b_trans : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>"
+    ),
+    "matmul-batched-broadcast": (
+        "%a = pto.view %bat[0, 0, 0] : memref<2x16x64xbf16> -> tensor<2x16x64xbf16>\n"
+        "%c = pto.view %bat[0, 0, 0] : memref<2x16x64xbf16> -> tensor<1x16x64xbf16>\n"
+        "%m = pto.matmul %a, %c b_trans : tensor<2x16x64xbf16>, tensor<1x16x64xbf16> "
+        "-> tensor<2x16x16xf32>"
+    ),
+    "topk-i16-indices": (
+        "%t = pto.view %wide[0, 0] : memref<4x512xf32> -> tensor<4x512xf32>\n"
+        "%v, %j = pto.topk %t, 512 : tensor<4x512xf32> -> tensor<4x512xf32>, tensor<4x512xi16>"
     ),
     "loop": (
         "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
@@ -156,6 +169,55 @@ INVALID = {
         "%m = pto.matmul %a, %a b_trans : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x64xf32>",
         "should be [16, 16]",
     ),
+    # issue 13: these verified, then the numpy back end refused them.
+    "matmul-3d-by-2d": (
+        "%a = pto.view %bat[0, 0, 0] : memref<2x16x64xbf16> -> tensor<2x16x64xbf16>\n"
+        "%c = pto.view %h[0, 0] : memref<16x64xbf16> -> tensor<16x64xbf16>\n"
+        "%m = pto.matmul %a, %c b_trans : tensor<2x16x64xbf16>, tensor<16x64xbf16> "
+        "-> tensor<2x16x16xf32>",
+        "'pto.matmul' operands must have the same rank, got [2, 16, 64] and [16, 64]",
+    ),
+    "matmul-bf16-to-i8": (
+        "%a = pto.view %h[0, 0] : memref<16x64xbf16> -> tensor<16x64xbf16>\n"
+        "%m = pto.matmul %a, %a b_trans : tensor<16x64xbf16>, tensor<16x64xbf16> "
+        "-> tensor<16x16xi8>",
+        "'pto.matmul' bf16 inputs cannot produce i8 (allowed: bf16, f32)",
+    ),
+    "matmul-bias-dtype": (
+        "%a = pto.view %h[0, 0] : memref<16x64xbf16> -> tensor<16x64xbf16>\n"
+        "%c = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<1x2xi32>\n"
+        "%m = pto.matmul %a, %a bias %c b_trans : tensor<16x64xbf16>, tensor<16x64xbf16>, "
+        "tensor<1x2xi32> -> tensor<16x16xbf16>",
+        "'pto.matmul' bias element type i32 is not allowed with bf16 inputs",
+    ),
+    # issue 18 item 8
+    "topk-i8-indices-wrap": (
+        "%t = pto.view %wide[0, 0] : memref<4x512xf32> -> tensor<4x512xf32>\n"
+        "%v, %j = pto.topk %t, 512 : tensor<4x512xf32> -> tensor<4x512xf32>, tensor<4x512xi8>",
+        "'pto.topk' indices of type i8 cannot hold every index of a dim of size 512",
+    ),
+    "unsqueeze-rank-5": (
+        "%t = pto.view %bat[0, 0, 0] : memref<2x16x64xbf16> -> tensor<2x16x64xbf16>\n"
+        "%u = pto.unsqueeze %t, 0 : tensor<2x16x64xbf16> -> tensor<1x2x16x64xbf16>\n"
+        "%r = pto.unsqueeze %u, 0 : tensor<1x2x16x64xbf16> -> tensor<1x1x2x16x64xbf16>",
+        "'pto.unsqueeze' result has rank 5; PyPTO tiles have 1 to 4 dims",
+    ),
+    "view-negative-valid": (
+        "%c = arith.constant -3 : index\n"
+        "%t = pto.view %x[0, 0] valid [%c, 64] : memref<16x64xf32> -> tensor<8x64xf32>",
+        "'pto.view' valid_shape -3 in dim 0 is negative",
+    ),
+    "unroll-empty-generic": (
+        "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
+        '"pto.loop"(%c0, %c1, %c1) <{unroll_list = array<i64>}> ({\n'
+        "^bb0(%j: index):\n  pto.yield\n}) : (index, index, index) -> ()",
+        "'pto.loop' unroll_list is empty",
+    ),
+    "full-huge-dim": (
+        "%f = arith.constant 1.0 : f32\n"
+        "%r = pto.full %f : f32 -> tensor<1x4611686018427387904xf32>",
+        "'pto.full' result has size 4611686018427387904 in dim 1; sizes must be in 1..",
+    ),
     "gathermask-mode": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%r = pto.gathermask %t, 9 : tensor<8x64xf32> -> tensor<8x64xf32>",
@@ -239,6 +301,21 @@ def test_kernel_arguments_must_be_memrefs() -> None:
 def test_kernel_dynamic_dims_must_be_named() -> None:
     with pytest.raises(TileirError, match="has 1 dynamic dims but 0 names"):
         parse_module("pto.kernel @k(%x: memref<?x4xf32>) {\n}\n")
+
+
+def test_kernel_argument_dims_are_bounded() -> None:
+    with pytest.raises(TileirError, match="argument 'x' has size 4611686018427387904 in dim 0"):
+        parse_module("pto.kernel @k(%x: memref<4611686018427387904xf32>) {\n}\n")
+
+
+def test_empty_unroll_list_is_a_parse_error() -> None:
+    text = kernel(
+        "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
+        "pto.loop %j = %c0 to %c1 step %c1 unroll [] {\n}"
+    )
+    with pytest.raises(TileirError, match=r"unroll list is empty") as info:
+        parse_module(text, "u.mlir")
+    assert str(info.value).startswith("u.mlir:4:"), str(info.value)
 
 
 def test_kernel_element_type_must_be_pypto_type() -> None:

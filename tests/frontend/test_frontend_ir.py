@@ -224,7 +224,7 @@ def test_matmul_shapes_bias_and_trans() -> None:
         @pypto.frontend.jit
         def k(
             a: pypto.Tensor([2, 16, 32], pypto.DT_BF16),
-            b: pypto.Tensor([64, 32], pypto.DT_BF16),
+            b: pypto.Tensor([1, 64, 32], pypto.DT_BF16),
             bias: pypto.Tensor([64], pypto.DT_FP32),
             c: pypto.Tensor([32, 16], pypto.DT_BF16),
             out: pypto.Tensor([2, 16, 64], pypto.DT_FP32),

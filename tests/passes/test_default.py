@@ -90,6 +90,17 @@ def test_ir_is_verified_after_every_pass(monkeypatch) -> None:
 
     monkeypatch.setattr(DefaultPipelinePass, "passes", with_breaker)
     with pytest.raises(TileirError, match="after pass 'break-unroll-list'"):
+        DefaultPipelinePass(verify_each=True).apply(make_context(), parse_module(PLAIN))
+    # Verified once at the end by default: loop-unroll then removes the broken list.
+    DefaultPipelinePass().apply(make_context(), parse_module(PLAIN))
+
+
+def test_ir_is_verified_at_the_end(monkeypatch) -> None:
+    original = DefaultPipelinePass.passes
+    monkeypatch.setattr(
+        DefaultPipelinePass, "passes", lambda self: [*original(self), _BreakUnrollList()]
+    )
+    with pytest.raises(TileirError, match="after the pipeline '.*,break-unroll-list'"):
         DefaultPipelinePass().apply(make_context(), parse_module(PLAIN))
 
 

@@ -43,6 +43,11 @@ class ElementType:
     def is_float(self) -> bool:
         return not self.is_int
 
+    @property
+    def kind(self) -> str:
+        """`float`, `int` or `bool` (i1): the classes the ops' element-type rules name."""
+        return "bool" if self.numpy.kind == "b" else "int" if self.is_int else "float"
+
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
     ElementType("bf16", "DT_BF16", BFloat16Type(), np.dtype(ml_dtypes.bfloat16)),

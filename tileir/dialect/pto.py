@@ -87,6 +87,7 @@ from xdsl.traits import (
     IsTerminator,
     MemoryEffect,
     MemoryEffectKind,
+    OpTrait,
     Pure,
     RecursiveMemoryEffect,
     SingleBlockImplicitTerminator,
@@ -95,7 +96,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import shapes
-from tileir.dialect.dtypes import ELEMENT_TYPES, is_element_type
+from tileir.dialect.dtypes import BY_MLIR, ELEMENT_TYPES, element_type, is_element_type
 
 # GATHERMASK_MODES and broadcast_shapes are re-exported: back ends and test strategies
 # use them through `pto`.
@@ -131,6 +132,36 @@ def _check_element_type(op: Operation, t: Attribute, what: str) -> None:
         raise VerifyException(
             f"'{op.name}' {what} has element type {_elem(t)}, which PyPTO does not "
             f"have (use one of {names})"
+        )
+
+
+NUMERIC = frozenset({"float", "int"})
+FLOAT = frozenset({"float"})
+ANY_KIND = frozenset({"float", "int", "bool"})
+
+
+def _check_kind(op: Operation, t: Attribute, kinds: frozenset[str], what: str) -> None:
+    """The element type of `t` is of one of `kinds` (`float`, `int`, `bool`)."""
+    row = BY_MLIR.get(_elem(t))
+    if row is not None and row.kind not in kinds:
+        allowed = " or ".join(sorted(kinds))
+        raise VerifyException(
+            f"'{op.name}' {what} has element type {_elem(t)}; the op takes {allowed} tiles"
+        )
+
+
+def _check_scalar(op: Operation, scalar: Attribute, tile_elem: Attribute) -> None:
+    """A scalar operand combines with a tile as PyPTO's `Element(dtype, value)`: an
+    integer tile takes an integer scalar, an i1 tile only an i1 scalar."""
+    row = BY_MLIR.get(tile_elem)
+    if row is None or row.kind == "float":
+        return
+    if row.kind == "bool" and scalar != i1:
+        raise VerifyException(f"'{op.name}' an i1 tile takes only an i1 scalar, not {scalar}")
+    if row.kind == "int" and not isinstance(scalar, IntegerType | IndexType):
+        raise VerifyException(
+            f"'{op.name}' a {scalar} scalar cannot combine with a {tile_elem} tile "
+            "(PyPTO: no float scalar with an integer tensor)"
         )
 
 
@@ -224,7 +255,9 @@ def _check_window(
             v = _static_or_constant(valid[d])
             if v is None:
                 continue
-            if not 0 <= v <= max(size, 0) and size != DYNAMIC_INDEX:
+            if v < 0:
+                raise VerifyException(f"'{op.name}' valid_shape {v} in dim {d} is negative")
+            if v > size and size != DYNAMIC_INDEX:
                 raise VerifyException(
                     f"'{op.name}' valid_shape {v} in dim {d} exceeds the tile size {size}"
                 )
@@ -260,6 +293,54 @@ def normalize_unroll_list(factors: Sequence[int]) -> list[int]:
         raise ValueError(f"unroll_list {list(factors)} has duplicate factors")
     out = sorted(set(factors) | {1}, reverse=True)
     return out
+
+
+MAX_DIM = 2**31 - 1
+"""Largest size of one dim: PyPTO's shapes are 32-bit on the device, and a larger
+dim cannot be allocated on any back end."""
+
+
+def verify_dims(op: Operation, shape: Sequence[int], what: str) -> None:
+    """Every static dim of a tensor or memref is in 1..MAX_DIM (`?` is any size)."""
+    for d, s in enumerate(shape):
+        if s != DYNAMIC_INDEX and not 1 <= s <= MAX_DIM:
+            raise VerifyException(
+                f"'{op.name}' {what} has size {s} in dim {d}; sizes must be in 1..{MAX_DIM}"
+            )
+
+
+class TileResults(OpTrait):
+    """Every tile (`tensor`) result is a PyPTO tile: rank 1 to MAX_TILE_RANK, each
+    static dim in 1..MAX_DIM. One rule for all ops that make tiles, so no op can build a
+    tile that `pto.view` or the back ends refuse."""
+
+    def verify(self, op: Operation) -> None:
+        for i, r in enumerate(op.results):
+            if isinstance(r.type, TensorType):
+                what = "result" if len(op.results) == 1 else f"result #{i}"
+                shape = _shape(r.type)
+                verify_tile_shape(op, [1 if s == DYNAMIC_INDEX else s for s in shape], what)
+                verify_dims(op, shape, what)
+
+
+MAX_NESTING = 64
+"""Deepest nesting of regions (loops, `scf.if`s, stages) in a kernel. A PyPTO kernel is
+a Python function, and Python allows at most 100 nested blocks; tileir's passes and
+verifier walk the IR with Python generators, whose depth is bounded as well."""
+
+
+def nesting_error(root: Operation) -> tuple[Operation, int] | None:
+    """The first op nested deeper than MAX_NESTING regions inside `root` (with its
+    depth), found without recursion, or None."""
+    stack: list[tuple[Operation, int]] = [(root, 0)]
+    while stack:
+        op, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return op, depth
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend((child, depth + 1) for child in block.ops if child.regions)
+    return None
 
 
 # --------------------------------------------------------------------------- effects
@@ -378,6 +459,16 @@ class KernelOp(IRDLOperation):
         return [s.data for s in value.data if isinstance(s, StringAttr)]
 
     def verify_(self) -> None:
+        deep = nesting_error(self)
+        if deep is not None:
+            from tileir.diagnostics import location_of
+
+            where = location_of(deep[0])
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: a '{deep[0].name}'"
+                f"{f' at {where}' if where else ''} is nested {deep[1]} regions deep; tileir handles at most {MAX_NESTING} (a PyPTO "
+                "kernel is a Python function, which allows at most 100 nested blocks)"
+            )
         args = self.body.block.args
         inputs = self.function_type.inputs.data
         if len(inputs) != len(args) or any(a.type != t for a, t in zip(args, inputs)):
@@ -408,6 +499,7 @@ class KernelOp(IRDLOperation):
                     f"{arg.type}; kernel arguments are memrefs (global tensors)"
                 )
             _check_element_type(self, arg.type, f"argument {name!r}")
+            verify_dims(self, _shape(arg.type), f"argument {name!r}")
             n_dyn = list(arg.type.get_shape()).count(DYNAMIC_INDEX)
             if len(self.dynamic_names(name)) != n_dyn:
                 raise VerifyException(
@@ -491,6 +583,7 @@ class TensorOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_element_type(self, self.result.type, "workspace")
+        verify_dims(self, _shape(self.result.type), "workspace")
         if DYNAMIC_INDEX in _shape(self.result.type):
             raise VerifyException(
                 f"'pto.tensor' workspace {self.buffer_name.data!r} must have a static shape"
@@ -513,7 +606,7 @@ class ViewOp(IRDLOperation):
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(_ReadSourceIfMemory())
+    traits = traits_def(_ReadSourceIfMemory(), TileResults())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$source `` custom<DynamicIndexList>($offsets, $static_offsets)"
@@ -632,7 +725,7 @@ class AssembleOp(IRDLOperation):
                 )
 
 
-# --------------------------------------------------------------------------- layout
+# --------------------------------------------------------------------------- op families
 
 
 def _same_elem(op: Operation, a: Attribute, b: Attribute) -> None:
@@ -640,17 +733,46 @@ def _same_elem(op: Operation, a: Attribute, b: Attribute) -> None:
         raise VerifyException(f"'{op.name}' changes the element type from {_elem(a)} to {_elem(b)}")
 
 
+class TileOp(IRDLOperation):
+    """An op that computes tiles from tiles and scalars: pure, and every result a PyPTO
+    tile (`TileResults`)."""
+
+    traits = traits_def(Pure(), TileResults())
+
+
+class OneTileOp(TileOp):
+    """A tile op of one tile operand, `input` (more operands and results per op)."""
+
+    input = operand_def(TensorType)
+
+
+class TileToTileOp(OneTileOp):
+    """A tile op from `input` to one tile `result`; with `SAME_ELEMENT` (the default)
+    the result keeps the input's element type."""
+
+    result = result_def(TensorType)
+
+    SAME_ELEMENT: ClassVar[bool] = True
+
+    def verify_(self) -> None:
+        if self.SAME_ELEMENT:
+            _same_elem(self, self.input.type, self.result.type)
+
+
+# --------------------------------------------------------------------------- layout
+
+
 @irdl_op_definition
-class ReshapeOp(IRDLOperation):
+class ReshapeOp(TileToTileOp):
     """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`."""
 
     name = "pto.reshape"
+    # Redeclared so that `input` stays operand 0: xDSL orders a subclass's own
+    # fields before inherited ones.
     input = operand_def(TensorType)
     valid_shape = var_operand_def(IndexType)
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     inplace = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$input (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
@@ -680,8 +802,8 @@ class ReshapeOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        super().verify_()
         a, b = self.input.type, self.result.type
-        _same_elem(self, a, b)
         verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in _shape(b)], "result")
         _rule(self, shapes.reshape, _shape(a), _shape(b))
         if DYNAMIC_INDEX in (*_shape(a), *_shape(b)) and self.inplace is None:
@@ -732,15 +854,12 @@ def _is_whole_tensor_view(view: ViewOp) -> bool:
 
 
 @irdl_op_definition
-class TransposeOp(IRDLOperation):
+class TransposeOp(TileToTileOp):
     """`pypto.transpose(input, dim0, dim1)`."""
 
     name = "pto.transpose"
-    input = operand_def(TensorType)
     dim0 = prop_def(IntegerAttr[I64])
     dim1 = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = "$input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, dim0: int, dim1: int, result_type: TensorType):
@@ -751,6 +870,7 @@ class TransposeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(
             self,
             shapes.transpose,
@@ -758,19 +878,17 @@ class TransposeOp(IRDLOperation):
             self.dim0.value.data,
             self.dim1.value.data,
         )
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
-class ConcatOp(IRDLOperation):
+class ConcatOp(TileOp):
     """`pypto.concat(tensors, dim)`."""
 
     name = "pto.concat"
     tensors = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = "`dim` $dim `,` $tensors attr-dict `:` type($tensors) `->` type($result)"
 
     def __init__(self, tensors: Sequence[SSAValue | Operation], dim: int, result_type: TensorType):
@@ -790,14 +908,11 @@ class ConcatOp(IRDLOperation):
 
 
 @irdl_op_definition
-class UnsqueezeOp(IRDLOperation):
+class UnsqueezeOp(TileToTileOp):
     """`pypto.unsqueeze(input, dim)`."""
 
     name = "pto.unsqueeze"
-    input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = "$input `,` $dim attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, dim: int, result_type: TensorType):
@@ -808,40 +923,35 @@ class UnsqueezeOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(self, shapes.unsqueeze, _shape(self.input.type), self.dim.value.data)
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
 @irdl_op_definition
-class ExpandCloneOp(IRDLOperation):
+class ExpandCloneOp(TileToTileOp):
     """`pypto.expand_clone(input, shape)`: a broadcast copy (real memory, unlike torch's
     expand); only size-1 dims grow."""
 
     name = "pto.expand_clone"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type: TensorType):
         super().__init__(operands=[input], result_types=[result_type])
 
     def verify_(self) -> None:
-        _same_elem(self, self.input.type, self.result.type)
+        super().verify_()
         _rule(self, shapes.expand, _shape(self.input.type), _shape(self.result.type))
 
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(TileToTileOp):
     """`pypto.cast(input, dtype, mode, satmode)`."""
 
     name = "pto.cast"
-    input = operand_def(TensorType)
+    SAME_ELEMENT: ClassVar[bool] = False
     mode = prop_def(StringAttr, default_value=StringAttr("none"))
     satmode = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = (
         "$input (`mode` $mode^)? (`sat` $satmode^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -863,6 +973,7 @@ class CastOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         if self.mode.data not in CAST_MODES:
             raise VerifyException(
                 f"'pto.cast' mode {self.mode.data!r} is not a PyPTO cast mode (one of "
@@ -879,14 +990,16 @@ class CastOp(IRDLOperation):
 # --------------------------------------------------------------------------- elementwise
 
 
-class UnaryOp(IRDLOperation):
+class UnaryOp(TileOp):
     """Elementwise op of one tile; result has the operand's type."""
 
     T: ClassVar = VarConstraint("T", base(TensorType))
     input = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($result)"
+
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = FLOAT
+    """The element-type classes the op is defined on."""
 
     def __init__(self, input: SSAValue | Operation):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
@@ -895,11 +1008,13 @@ class UnaryOp(IRDLOperation):
         if self.input.type != self.result.type:
             raise VerifyException(f"'{self.name}' result type must equal the operand type")
         _check_element_type(self, self.input.type, "operand")
+        _check_kind(self, self.input.type, self.ELEMENT_KINDS, "operand")
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "pto.neg"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
 
 
 @irdl_op_definition
@@ -940,6 +1055,7 @@ class SigmoidOp(UnaryOp):
 @irdl_op_definition
 class AbsOp(UnaryOp):
     name = "pto.abs"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
 
 
 @irdl_op_definition
@@ -950,6 +1066,7 @@ class ReciprocalOp(UnaryOp):
 @irdl_op_definition
 class ReluOp(UnaryOp):
     name = "pto.relu"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
 
 
 def _operand_shape(t: Attribute) -> tuple[int, ...]:
@@ -967,14 +1084,13 @@ def _broadcast_result(op: Operation, operands: Sequence[SSAValue], result: Attri
     _expect_result(op, _shape(result), expected, exact=False)
 
 
-class BinaryOp(IRDLOperation):
+class BinaryOp(TileOp):
     """Elementwise op of two operands, each a tile or a scalar (`pypto.add(x, 1.0)`);
     tiles broadcast numpy-style. Result element type is the tiles' element type."""
 
     lhs = operand_def(TileOrScalar)
     rhs = operand_def(TileOrScalar)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(
@@ -985,12 +1101,21 @@ class BinaryOp(IRDLOperation):
     ):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
+    """The element-type classes of the tile operands the op is defined on."""
+
     def result_element_type(self) -> Attribute:
         return _elem(self.result.type)
 
     def verify_(self) -> None:
         _broadcast_result(self, [self.lhs, self.rhs], self.result.type)
-        elems = {_elem(v.type) for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)}
+        tiles = [v for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)]
+        for v in tiles:
+            _check_kind(self, v.type, self.ELEMENT_KINDS, "operand")
+        for v in (self.lhs, self.rhs):
+            if not isinstance(v.type, TensorType):
+                _check_scalar(self, v.type, _elem(tiles[0].type))
+        elems = {_elem(v.type) for v in tiles}
         if len(elems) > 1:
             raise VerifyException(
                 f"'{self.name}' mixes element types {sorted(map(str, elems))}; cast one "
@@ -1043,6 +1168,8 @@ class PowOp(BinaryOp):
 class CompareOp(BinaryOp):
     """Elementwise comparison; the result is an i1 tile (PyPTO's DT_BOOL)."""
 
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = ANY_KIND
+
     def result_element_type(self) -> Attribute:
         return i1
 
@@ -1078,7 +1205,7 @@ class GeOp(CompareOp):
 
 
 @irdl_op_definition
-class FullOp(IRDLOperation):
+class FullOp(TileOp):
     """`pypto.full(size, fill_value, dtype, valid_shape=...)`."""
 
     name = "pto.full"
@@ -1088,7 +1215,6 @@ class FullOp(IRDLOperation):
     static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
     result = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$value (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
@@ -1116,6 +1242,7 @@ class FullOp(IRDLOperation):
     def verify_(self) -> None:
         _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
         _check_element_type(self, self.result.type, "result")
+        _check_scalar(self, self.value.type, _elem(self.result.type))
         shape = _shape(self.result.type)
         verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
         if len(self.sizes) != shape.count(DYNAMIC_INDEX):
@@ -1131,7 +1258,7 @@ class FullOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WhereOp(IRDLOperation):
+class WhereOp(TileOp):
     """`pypto.where(condition, input, other)`."""
 
     name = "pto.where"
@@ -1139,7 +1266,6 @@ class WhereOp(IRDLOperation):
     input = operand_def(TileOrScalar)
     other = operand_def(TileOrScalar)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = (
         "$condition `,` $input `,` $other attr-dict `:` type($condition) `,` type($input)"
         " `,` type($other) `->` type($result)"
@@ -1162,7 +1288,9 @@ class WhereOp(IRDLOperation):
             )
         _broadcast_result(self, [self.condition, self.input, self.other], self.result.type)
         for v in (self.input, self.other):
-            if isinstance(v.type, TensorType) and _elem(v.type) != _elem(self.result.type):
+            if not isinstance(v.type, TensorType):
+                _check_scalar(self, v.type, _elem(self.result.type))
+            elif _elem(v.type) != _elem(self.result.type):
                 raise VerifyException(
                     f"'pto.where' operand element type {_elem(v.type)} differs from the "
                     f"result's {_elem(self.result.type)}"
@@ -1172,14 +1300,11 @@ class WhereOp(IRDLOperation):
 # --------------------------------------------------------------------------- reductions
 
 
-class ReduceOp(IRDLOperation):
+class ReduceOp(TileToTileOp):
     """`pypto.sum / amax / amin(input, dim, keepdim)`."""
 
-    input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     keepdim = opt_prop_def(UnitAttr)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $dim (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -1203,6 +1328,7 @@ class ReduceOp(IRDLOperation):
     reduced_shape = staticmethod(shapes.reduced_shape)
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(
             self,
             shapes.reduce,
@@ -1211,7 +1337,7 @@ class ReduceOp(IRDLOperation):
             self.keepdim is not None,
         )
         _check_element_type(self, self.input.type, "operand")
-        _same_elem(self, self.input.type, self.result.type)
+        _check_kind(self, self.input.type, NUMERIC, "operand")
         _expect_result(self, _shape(self.result.type), expected)
 
 
@@ -1234,7 +1360,7 @@ class AminOp(ReduceOp):
 
 
 @irdl_op_definition
-class MatmulOp(IRDLOperation):
+class MatmulOp(TileOp):
     """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor":
     bias})`; 2-D or batched 3-D. The result element type is `out_dtype`."""
 
@@ -1245,7 +1371,6 @@ class MatmulOp(IRDLOperation):
     a_trans = opt_prop_def(UnitAttr)
     b_trans = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = (
         "$a `,` $b (`bias` $bias^)? (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict"
         " `:` type($a) `,` type($b) (`,` type($bias)^)? `->` type($result)"
@@ -1286,32 +1411,33 @@ class MatmulOp(IRDLOperation):
                 f"'pto.matmul' operand element types differ: {_elem(self.a.type)} and "
                 f"{_elem(self.b.type)}"
             )
+        _check_element_type(self, self.a.type, "operand")
+        bias = None
+        if self.bias is not None:
+            _check_element_type(self, self.bias.type, "bias")
+            bias = element_type(_elem(self.bias.type)).short
+        _rule(
+            self,
+            shapes.matmul_dtypes,
+            element_type(_elem(self.a.type)).short,
+            element_type(_elem(self.result.type)).short,
+            bias,
+        )
         _expect_result(self, r, expected, exact=False)
         if self.bias is not None:
-            n = expected[-1]
-            bs = _shape(self.bias.type)
-            if not shapes.dims_compatible(bs[-1], n) or shapes.element_count(bs[:-1]) not in (
-                1,
-                None,
-            ):
-                raise VerifyException(
-                    f"'pto.matmul' bias shape {list(bs)} should be [{n}] or [1, {n}]"
-                )
+            _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)
 
 
 # --------------------------------------------------------------------------- indexing
 
 
 @irdl_op_definition
-class GathermaskOp(IRDLOperation):
+class GathermaskOp(TileToTileOp):
     """`pypto.gathermask(x, pattern_mode)`: pick elements of the last dim by a fixed
     pattern (1/2: first/second of every 2; 3-6: first..fourth of every 4; 7: all)."""
 
     name = "pto.gathermask"
-    input = operand_def(TensorType)
     pattern_mode = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = "$input `,` $pattern_mode attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation, pattern_mode: int, result_type: TensorType):
@@ -1324,19 +1450,17 @@ class GathermaskOp(IRDLOperation):
     stride = staticmethod(shapes.gathermask_stride)
 
     def verify_(self) -> None:
+        super().verify_()
         expected = _rule(
             self, shapes.gathermask, _shape(self.input.type), self.pattern_mode.value.data
         )
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), expected)
 
 
-class _IndexOp(IRDLOperation):
-    input = operand_def(TensorType)
+class _IndexOp(TileToTileOp):
+    input = operand_def(TensorType)  # operand 0 (see ReshapeOp)
     index = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $dim `,` $index attr-dict `:` type($input) `,` type($index) `->` type($result)"
     )
@@ -1367,12 +1491,12 @@ class _IndexOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        super().verify_()
         if not isinstance(_elem(self.index.type), IntegerType) or _elem(self.index.type) == i1:
             raise VerifyException(
                 f"'{self.name}' index has element type {_elem(self.index.type)}; it must be "
                 "an integer type"
             )
-        _same_elem(self, self.input.type, self.result.type)
         _expect_result(self, _shape(self.result.type), self.expected_shape())
 
 
@@ -1397,17 +1521,15 @@ class IndexSelectOp(_IndexOp):
 
 
 @irdl_op_definition
-class TopkOp(IRDLOperation):
+class TopkOp(OneTileOp):
     """`pypto.topk(input, k, dim, largest)` -> (values, indices)."""
 
     name = "pto.topk"
-    input = operand_def(TensorType)
     k = prop_def(IntegerAttr[I64])
     dim = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
     largest = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
     values = result_def(TensorType)
     indices = result_def(TensorType)
-    traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $k (`dim` $dim^)? (`largest` $largest^)? attr-dict `:` type($input) `->`"
         " type($values) `,` type($indices)"
@@ -1439,16 +1561,21 @@ class TopkOp(IRDLOperation):
         _same_elem(self, self.input.type, self.values.type)
         for r in (self.values, self.indices):
             _expect_result(self, _shape(r.type), expected)
-        if not isinstance(_elem(self.indices.type), IntegerType):
+        index_type = _elem(self.indices.type)
+        if not isinstance(index_type, IntegerType) or index_type == i1:
             raise VerifyException("'pto.topk' indices must have an integer element type")
+        size = _shape(self.input.type)[shapes.norm_dim(self.dim.value.data, len(expected))]
+        _rule(self, shapes.index_fits, size, index_type.width.data, "indices")
 
 
 # --------------------------------------------------------------------------- loops
 
 
-def _verify_unroll_list(op: Operation, factors: Sequence[int]) -> None:
-    if not factors:
+def _verify_unroll_list(op: Operation, factors: Sequence[int] | None) -> None:
+    if factors is None:
         return
+    if not factors:
+        raise VerifyException(f"'{op.name}' unroll_list is empty; drop it or give factors")
     if any(f <= 0 for f in factors):
         raise VerifyException(f"'{op.name}' unroll_list {list(factors)} has a factor <= 0")
     if any(a <= b for a, b in zip(factors, factors[1:])) or factors[-1] != 1:
@@ -1484,7 +1611,7 @@ class _LoopBase(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' body must have {self.N_BLOCK_ARGS} index block argument(s)"
             )
-        _verify_unroll_list(self, self.factors)
+        _verify_unroll_list(self, self.factors if self.unroll_list is not None else None)
         step = constant_index(self.step)
         if step is not None and step <= 0:
             raise VerifyException(f"'{self.name}' step {step} must be positive")
@@ -1532,9 +1659,17 @@ class _LoopBase(IRDLOperation):
         if parser.parse_optional_keyword("idx_name") is not None:
             idx_name = parser.parse_str_literal()
         if parser.parse_optional_keyword("unroll") is not None:
+            pos = parser.pos
             factors = parser.parse_comma_separated_list(
                 parser.Delimiter.SQUARE, parser.parse_integer
             )
+            if not factors:
+                parser.raise_error(
+                    f"'{cls.name}' unroll list is empty; give factors (`unroll [4, 1]`) "
+                    "or drop `unroll`",
+                    pos,
+                    parser.pos,
+                )
         attrs = parser.parse_optional_attr_dict_with_keyword()
         typed = [a.resolve(index) for a in args]
         body = parser.parse_region(typed)
@@ -1795,7 +1930,7 @@ class TransferOp(IRDLOperation):
     src_unit = prop_def(StringAttr, prop_name="from")
     dst_unit = prop_def(StringAttr, prop_name="to")
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `from` $from `to` $to attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue | Operation, src_unit: str, dst_unit: str):

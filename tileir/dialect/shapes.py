@@ -9,8 +9,12 @@ rule changed here changes for both.
 Shapes are tuples of ints with `DYNAMIC_INDEX` for a `?` dim; a `?` matches any size.
 Messages name the problem, not the op (the caller puts the op in front)::
 
-    >>> matmul((2, 16, 32), (64, 32), a_trans=False, b_trans=True)
+    >>> matmul((2, 16, 32), (1, 64, 32), a_trans=False, b_trans=True)
     (2, 16, 64)
+
+A few rules are about element types rather than shapes (which `out_dtype` a matmul
+may have); they live here too, keyed by the short names of `tileir.dialect.dtypes`, so
+that the numpy back end reads the same table instead of keeping its own.
 """
 
 from __future__ import annotations
@@ -124,9 +128,12 @@ def reduce(shape: Sequence[int], dim: int, keepdim: bool) -> Shape:
 
 
 def matmul(a: Sequence[int], b: Sequence[int], *, a_trans: bool, b_trans: bool) -> Shape:
-    """2-D or batched 3-D; batch dims broadcast."""
+    """2-D or batched 3-D, both operands of the same rank (PyPTO's rule); batch dims
+    broadcast (1 against n)."""
     if len(a) not in (2, 3) or len(b) not in (2, 3):
         raise ShapeError(f"operands must be 2-D or 3-D, got {fmt(a)} and {fmt(b)}")
+    if len(a) != len(b):
+        raise ShapeError(f"operands must have the same rank, got {fmt(a)} and {fmt(b)}")
     m, ka = (a[-1], a[-2]) if a_trans else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if b_trans else (b[-2], b[-1])
     if not dims_compatible(ka, kb):
@@ -138,6 +145,50 @@ def matmul(a: Sequence[int], b: Sequence[int], *, a_trans: bool, b_trans: bool) 
     if batch is None:
         raise ShapeError(f"batch dims {fmt(a[:-2])} and {fmt(b[:-2])} do not broadcast")
     return (*batch, m, n)
+
+
+def matmul_bias(bias: Sequence[int], result: Sequence[int]) -> None:
+    """The bias is `[N]` or `[..., 1, N]` with N the result's last dim, and of no higher
+    rank than the result."""
+    n = result[-1]
+    ok = (
+        len(bias) <= len(result)
+        and dims_compatible(bias[-1], n)
+        and (len(bias) < 2 or dims_compatible(bias[-2], 1))
+        and element_count(bias[:-1]) in (1, None)
+    )
+    if not ok:
+        d = fmt([n])[1:-1]
+        raise ShapeError(f"bias shape {fmt(bias)} should be [{d}] or [1, {d}]")
+
+
+MATMUL_OUT_DTYPES: dict[str, tuple[str, ...]] = {
+    "f16": ("f16", "f32"),
+    "bf16": ("bf16", "f32"),
+    "f32": ("f32",),
+    "i8": ("i32",),
+    "f8E4M3FN": ("f16", "bf16", "f32"),
+    "f8E5M2": ("f16", "bf16", "f32"),
+}
+"""PyPTO's matmul docs, table of basic data types: input element type -> the allowed
+`out_dtype`s (and bias element types)."""
+
+
+def matmul_dtypes(inputs: str, out: str, bias: str | None = None) -> None:
+    """Element types of a matmul (short names): `out` (and `bias`) must be allowed for
+    `inputs` by `MATMUL_OUT_DTYPES`."""
+    allowed = MATMUL_OUT_DTYPES.get(inputs)
+    if allowed is None:
+        raise ShapeError(
+            f"has {inputs} inputs; PyPTO's matmul takes {', '.join(MATMUL_OUT_DTYPES)}"
+        )
+    if out not in allowed:
+        raise ShapeError(f"{inputs} inputs cannot produce {out} (allowed: {', '.join(allowed)})")
+    if bias is not None and bias not in allowed:
+        raise ShapeError(
+            f"bias element type {bias} is not allowed with {inputs} inputs "
+            f"(allowed: {', '.join(allowed)})"
+        )
 
 
 def concat(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
@@ -233,6 +284,17 @@ def gathermask(shape: Sequence[int], mode: int) -> Shape:
     if last != DYNAMIC_INDEX and last % step:
         raise ShapeError(f"last dim {last} is not a multiple of {step} (pattern_mode {mode})")
     return (*shape[:-1], last // step if last != DYNAMIC_INDEX else DYNAMIC_INDEX)
+
+
+def index_fits(size: int, width: int, what: str = "index") -> None:
+    """Signed `width`-bit integers must hold every index 0..size-1 of a dim of `size`
+    (a `?` size needs at least 32 bits), or results would wrap silently."""
+    largest = 2 ** (width - 1) - 1
+    if (size == DYNAMIC_INDEX and width < 32) or (size != DYNAMIC_INDEX and size - 1 > largest):
+        of = "a dynamic dim" if size == DYNAMIC_INDEX else f"a dim of size {size}"
+        raise ShapeError(
+            f"{what} of type i{width} cannot hold every index of {of} (at most {largest}); use i32"
+        )
 
 
 def topk(shape: Sequence[int], k: int, dim: int) -> Shape:

@@ -83,15 +83,15 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
     return list(PassPipeline.parse_spec(available_passes(), spec).passes)
 
 
-def apply_pipeline(module: ModuleOp, spec: str, *, verify: bool = True) -> ModuleOp:
-    """Run a pipeline string on `module` in place, verifying after every pass (a located
-    `TileirError` names the pass after which the IR broke)."""
-    from tileir.diagnostics import verify_located
+def apply_pipeline(
+    module: ModuleOp, spec: str, *, verify: bool = True, verify_each: bool = False
+) -> ModuleOp:
+    """Run a pipeline string on `module` in place. Each pass's required IR properties
+    are checked before it runs (`tileir.passes.contracts`); the IR is verified once at
+    the end (`verify`), or after every pass with `verify_each` (a located `TileirError`
+    then names the pass after which the IR broke), as `mlir-opt` does."""
     from tileir.ir import make_context
+    from tileir.passes.pipeline import run_passes
 
-    ctx = make_context()
-    for p in parse_pipeline(spec):
-        p.apply(ctx, module)
-        if verify:
-            verify_located(module, f"after pass '{p.name}'")
+    run_passes(make_context(), module, parse_pipeline(spec), verify=verify, verify_each=verify_each)
     return module

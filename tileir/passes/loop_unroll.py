@@ -51,16 +51,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
+from tileir.diagnostics import error_at
 from tileir.dialect.pto import (
     IsLoopBeginOp,
     IsLoopEndOp,
@@ -352,6 +354,19 @@ def _fill_loop_unroll_body(
     _replace_loop_state(clones, j, begin, end)
 
 
+def left_to_pypto(loop: LoopOp | LoopUnrollOp) -> bool:
+    """A loop whose unrolled form PyPTO could not express (dynamic bounds plus an
+    is_loop_begin / is_loop_end query, which would become `arith.cmpi`, and PyPTO 0.2.0
+    takes no comparison as an `if` condition): `emittable` unrolling leaves it alone."""
+    return not _Bounds.of(loop).static and any(
+        _loop_state_uses(loop.body.block, loop.induction_var)
+    )
+
+
+DEFAULT_MAX_UNROLLED_OPS = 65536
+"""Default cap on one loop's unrolled size (body ops x the copies its factors make)."""
+
+
 @dataclass
 class UnrollLoopPattern(RewritePattern):
     """Rewrites one selected `pto.loop` / `pto.loop_unroll` into its chunk loops."""
@@ -386,15 +401,9 @@ class UnrollLoopPattern(RewritePattern):
             # Nothing to unroll: the plain loop is already the explicit form.
             op.unroll_list = None
             return
-        b = _Bounds.of(op)
-        if (
-            self.emittable
-            and not b.static
-            and any(_loop_state_uses(op.body.block, op.induction_var))
-        ):
-            # Index comparisons are the only way to say "first / last iteration" here,
-            # and PyPTO 0.2.0 rejects them as `if` conditions: leave the loop to PyPTO.
+        if self.emittable and left_to_pypto(op):
             return
+        b = _Bounds.of(op)
         prologue: list[Operation] = []
         plan = _plan(b, factors, prologue, isinstance(op, LoopUnrollOp))
         rewriter.insert(prologue, InsertPoint.before(op))
@@ -429,6 +438,13 @@ class LoopUnrollPass(ModulePass):
     """Leave alone loops whose unrolled form PyPTO could not express: dynamic bounds
     and an is_loop_begin / is_loop_end query (which would become `arith.cmpi`)."""
 
+    max_unrolled_ops: int = DEFAULT_MAX_UNROLLED_OPS
+    """Refuse to unroll a loop into more ops than this (its body's ops, inner unrolling
+    included, times the copies its factors make): a factor of 100000 on a dynamic trip
+    count would otherwise build millions of ops."""
+
+    establishes: ClassVar[tuple[str, ...]] = ("unrolled",)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.factors is not None:
             try:
@@ -436,7 +452,33 @@ class LoopUnrollPass(ModulePass):
             except ValueError as e:
                 raise ValueError(f"loop-unroll: option factors: {e}") from None
         pattern = UnrollLoopPattern(self.factors, self.max_body_ops, self.loops, self.emittable)
-        # Innermost loops first, so an outer loop copies already-unrolled inner loops and
-        # no chunk loop is ever unrolled again.
-        for loop in reversed([o for o in op.walk() if pattern.selected(o)]):
-            pattern.match_and_rewrite(loop, PatternRewriter(loop))
+        self._check_size(op, pattern)
+        # Innermost loops first (regions first), so an outer loop copies already-unrolled
+        # inner loops; once over the IR, so no chunk loop is ever unrolled again.
+        PatternRewriteWalker(
+            pattern, walk_regions_first=True, apply_recursively=False
+        ).rewrite_module(op)
+
+    def _check_size(self, module: ModuleOp, pattern: UnrollLoopPattern) -> None:
+        """Refuse up front (a located error) a loop that would unroll past the cap."""
+        size: dict[Operation, int] = {}
+        for op in module.walk(region_first=True):  # children before their parent
+            n = 1 + sum(size.pop(o, 1) for r in op.regions for b in r.blocks for o in b.ops)
+            if not pattern.selected(op) or (pattern.emittable and left_to_pypto(op)):
+                size[op] = n
+                continue
+            assert isinstance(op, LoopOp | LoopUnrollOp)
+            factors = pattern.factors_for(op)
+            # A loop_unroll chunk loop holds its body once, a pto.loop's p times.
+            copies = len(factors) if isinstance(op, LoopUnrollOp) else sum(factors)
+            unrolled = (n - 1) * copies
+            if unrolled > self.max_unrolled_ops:
+                name = f" {op.loop_name.data!r}" if op.loop_name is not None else ""
+                raise error_at(
+                    op,
+                    f"'{op.name}'{name}: unrolling it makes about {unrolled} ops ({n - 1} "
+                    f"body ops x {copies} copies), more than loop-unroll's limit of "
+                    f"{self.max_unrolled_ops}; lower the unroll factors or raise the limit "
+                    "(loop-unroll{max-unrolled-ops=N}, default{unroll-max-ops=N})",
+                )
+            size[op] = 1 + unrolled

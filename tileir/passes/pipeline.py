@@ -19,7 +19,10 @@ Order, and why:
    effects and stay. Running them earlier as well would only cost time (xDSL's cse and
    the verifier dominate the pipeline's run time).
 
-The IR is verified after every pass (a failure names the pass it followed). Options of
+The IR is verified once, at the end, as `mlir-opt` does (`verify-each=true`, or
+`tileir-opt --verify-each`, verifies after every pass, and a failure then names the
+pass it followed); before each pass its required IR properties are checked
+(`tileir.passes.contracts`). Options of
 the passes are options of the pipeline: `default{unroll-factors=4,2,1 max-functions=8}`;
 for anything else spell the pipeline out:
 `tileir-opt -p 'vc-split,semantic-labels,loop-unroll{max-body-ops=512},stitch'`.
@@ -39,6 +42,7 @@ pto.loop ... name "rows_LoopUnroll1" { ... }
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -50,7 +54,8 @@ from xdsl.transforms.common_subexpression_elimination import (
 )
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from tileir.passes.loop_unroll import LoopUnrollPass
+from tileir.passes.contracts import check_establishes, check_requires, expand
+from tileir.passes.loop_unroll import DEFAULT_MAX_UNROLLED_OPS, LoopUnrollPass
 from tileir.passes.stitch import StitchPass
 
 
@@ -67,10 +72,47 @@ def _optional(name: str) -> type[ModulePass] | None:
         return None
 
 
-def _verify(module: ModuleOp, after: str) -> None:
+def _check_nesting(module: ModuleOp) -> None:
+    """Refuse IR nested deeper than the passes can walk (the verifier refuses it too,
+    but a module built in Python reaches the passes unverified)."""
+    from tileir.diagnostics import error_at
+    from tileir.dialect.pto import MAX_NESTING, nesting_error
+
+    deep = nesting_error(module)
+    if deep is not None:
+        raise error_at(
+            deep[0],
+            f"'{deep[0].name}' is nested {deep[1]} regions deep; tileir's passes handle at "
+            f"most {MAX_NESTING}",
+        )
+
+
+def run_passes(
+    ctx: Context,
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    *,
+    verify: bool = True,
+    verify_each: bool = False,
+) -> None:
+    """Run `passes` (composite ones expanded) on `module`: each pass's requirements are
+    checked before it runs; the IR is verified once at the end (`verify`), or after
+    every pass with `verify_each`, which also checks what each pass establishes."""
     from tileir.diagnostics import verify_located
 
-    verify_located(module, f"after pass '{after}'")
+    _check_nesting(module)
+    steps = expand(passes)
+    for p in steps:
+        check_requires(p, module)
+        p.apply(ctx, module)
+        if verify_each:
+            verify_located(module, f"after pass '{p.name}'")
+            check_establishes(p, module)
+    if verify and not verify_each and steps:
+        names = ",".join(p.name for p in steps)
+        verify_located(
+            module, f"after the pipeline '{names}'; --verify-each names the pass that broke it"
+        )
 
 
 @dataclass(frozen=True)
@@ -97,6 +139,12 @@ class DefaultPipelinePass(ModulePass):
     unroll: bool = True
     """Run loop-unroll and stitch at all."""
 
+    unroll_max_ops: int = DEFAULT_MAX_UNROLLED_OPS
+    """loop-unroll's cap on one loop's unrolled size (body ops x copies)."""
+
+    verify_each: bool = False
+    """Verify after every step (and check what it establishes), not only at the end."""
+
     def passes(self) -> list[ModulePass]:
         steps: list[ModulePass] = []
         for name in ("inplace-reshape", "vc-split", "semantic-labels"):
@@ -110,6 +158,7 @@ class DefaultPipelinePass(ModulePass):
                     self.unroll_max_body_ops,
                     self.unroll_loops,
                     emittable=True,
+                    max_unrolled_ops=self.unroll_max_ops,
                 ),
                 StitchPass(self.max_functions, self.interleave),
             ]
@@ -117,6 +166,4 @@ class DefaultPipelinePass(ModulePass):
         return steps
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in self.passes():
-            p.apply(ctx, op)
-            _verify(op, p.name)
+        run_passes(ctx, op, self.passes(), verify_each=self.verify_each)

@@ -307,6 +307,14 @@ class SemanticLabelsPass(ModulePass):
 
     name = "semantic-labels"
 
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return () if self.check else ("staged",)
+
+    @property
+    def establishes(self) -> tuple[str, ...]:
+        return () if self.check else ("labelled",)
+
     check: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

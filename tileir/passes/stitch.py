@@ -67,6 +67,7 @@ import heapq
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -81,7 +82,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator, MemoryEffectKind, NoMemoryEffect, get_effects
 
 from tileir.bindings.matmul import CUBE_OPS
@@ -643,7 +645,7 @@ def stitch_report(module: Operation, parallelism: int = 1) -> StitchReport:
 # --------------------------------------------------------------------------- rewriting
 
 
-def _drop_repeated_settings(ops: Iterable[Operation]) -> list[Operation]:
+def _drop_repeated_settings(ops: Iterable[Operation], rewriter: PatternRewriter) -> list[Operation]:
     """Erase settings that repeat the one in force; they are no-ops, and keeping them
     would order every op of one iteration before the next iteration's ops."""
     current: dict[str, tuple[object, ...] | None] = {}
@@ -653,8 +655,7 @@ def _drop_repeated_settings(ops: Iterable[Operation]) -> list[Operation]:
         if kind is not None:
             key = _setting_key(op)
             if current.get(kind) == key:
-                op.detach()
-                op.erase()
+                rewriter.erase(op)
                 continue
             current[kind] = key
         elif op.regions:
@@ -677,23 +678,29 @@ def _escaping(ops: Sequence[Operation]) -> list[SSAValue]:
     ]
 
 
-def _wrap(ops: list[Operation], new_order: list[Operation], size: int, most: int) -> StitchOp:
+def _wrap(
+    ops: list[Operation],
+    new_order: list[Operation],
+    size: int,
+    most: int,
+    rewriter: PatternRewriter,
+) -> StitchOp:
     """Move the group `ops` into a new `pto.stitch` in `new_order` (the same ops, minus
     dropped settings, plus re-inserted ones); values used after it leave it as results."""
     members = set(ops)
     escaping = _escaping(ops)
     block = Block()
-    stitch = StitchOp(size, most, block, [v.type for v in escaping])
-    parent = ops[0].parent_block()
-    assert parent is not None
-    parent.insert_op_before(stitch, ops[0])
+    stitch = rewriter.insert(
+        StitchOp(size, most, block, [v.type for v in escaping]), InsertPoint.before(ops[0])
+    )
     for op in new_order:
         if op.parent is not None:
             op.detach()
-        block.add_op(op)
+    rewriter.insert([*new_order, YieldOp(*escaping)], InsertPoint.at_end(block))
     for value, result in zip(escaping, stitch.outputs):
-        value.replace_uses_with_if(result, lambda use: _top_in(use.operation, members) is None)
-    block.add_op(YieldOp(*escaping))
+        rewriter.replace_uses_with_if(
+            value, result, lambda use: _top_in(use.operation, members) is None
+        )
     return stitch
 
 
@@ -720,11 +727,11 @@ class StitchLoopBody(RewritePattern):
             return
         # Constants go first: moving them earlier is always legal, and they are then
         # shared by the groups instead of leaving one as a result.
-        body = [o for o in block.ops if not isinstance(o, YieldOp)]
-        for o in body:
-            if isinstance(o, arith.ConstantOp):
-                o.detach()
-                block.insert_op_before(o, block.first_op)  # type: ignore[arg-type]
+        constants = [o for o in block.ops if isinstance(o, arith.ConstantOp)]
+        for o in constants:
+            o.detach()
+        # (each constant used to be moved to the top in turn: the order reverses)
+        rewriter.insert(constants[::-1], InsertPoint.at_start(block))
         by_group: dict[int, list[Operation]] = {}
         iteration_of: dict[Operation, int] = {}
         for o, i in zip(block.ops, iteration_ids(block, self.forms)):
@@ -733,7 +740,7 @@ class StitchLoopBody(RewritePattern):
             by_group.setdefault(i // self.max_functions, []).append(o)
             iteration_of[o] = i
         for group in by_group.values():
-            group = _drop_repeated_settings(group)
+            group = _drop_repeated_settings(group, rewriter)
             if not group:
                 continue
             members = sorted({iteration_of[o] for o in group})
@@ -742,8 +749,7 @@ class StitchLoopBody(RewritePattern):
                 plan = _SettingsPlan.of(group, self.forms)
                 order = interleave(group, [iteration_of[o] for o in group], self.forms, plan)
                 new_order = plan.emit(group, order)
-            _wrap(group, new_order, len(members), self.max_functions)
-        rewriter.has_done_action = True
+            _wrap(group, new_order, len(members), self.max_functions, rewriter)
 
 
 def _set_runtime_option(kernel: KernelOp, most: int) -> None:
@@ -772,6 +778,7 @@ class StitchPass(ModulePass):
     `max-functions` iterations and interleave them where dependencies allow."""
 
     name = "stitch"
+    requires: ClassVar[tuple[str, ...]] = ("unrolled",)
 
     max_functions: int | None = None
     """Iterations per group (PyPTO's stitch_function_max_num, 1..1024); default: the
@@ -801,12 +808,14 @@ class StitchPass(ModulePass):
             LoopFusionPass().apply(ctx, op)
         for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
             most = self.max_functions or _kernel_max_functions(kernel) or DEFAULT_MAX_FUNCTIONS
-            pattern = StitchLoopBody(most, self.interleave)
-            # Inner loops first: an outer iteration then moves as a whole, inner groups
-            # included.
-            loops = [o for o in kernel.walk() if isinstance(o, LoopOp | LoopUnrollOp)]
-            for loop in reversed(loops):
-                pattern.match_and_rewrite(loop, PatternRewriter(loop))
+            # Inner loops first (regions first): an outer iteration then moves as a
+            # whole, inner groups included; once over the IR (the groups it makes are
+            # not loops to stitch again).
+            PatternRewriteWalker(
+                StitchLoopBody(most, self.interleave),
+                walk_regions_first=True,
+                apply_recursively=False,
+            ).rewrite_region(kernel.body)
             _set_runtime_option(kernel, most)
         if self.report:
             print(stitch_report(op, self.parallelism).summary(), file=sys.stderr)

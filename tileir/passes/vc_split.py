@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
@@ -418,6 +419,7 @@ class VCSplitPass(ModulePass):
     """
 
     name = "vc-split"
+    establishes: ClassVar[tuple[str, ...]] = ("staged",)
 
     platform: str = "A2"
     report: bool = False

@@ -58,6 +58,12 @@ class TileirOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
+            "--verify-each",
+            action="store_true",
+            help="verify the IR after every pass (default: once, after the last pass), "
+            "naming the pass after which it broke",
+        )
+        arg_parser.add_argument(
             "--verify-semantics",
             type=_positive_int,
             default=None,
@@ -105,16 +111,36 @@ class TileirOptMain(xDSLOptMain):
         return open(self._staged_output, "w", encoding="utf-8")
 
     def setup_pipeline(self) -> None:
+        from tileir.passes.contracts import check_establishes, check_requires, expand
+
         guard = self._semantics_guard()
+        # --verify-semantics compares the module before and after each pass, which
+        # needs valid IR after each pass.
+        each = self.args.verify_each or guard is not None
 
         def check(previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None):
-            if not self.args.disable_verify:
-                context = f"after pass '{previous.name}'" if previous is not None else ""
+            # Verified once at the end (and on input, by the parser), or after every
+            # pass with --verify-each, as mlir-opt does.
+            if not self.args.disable_verify and previous is not None and (each or next_ is None):
+                if each:
+                    context = f"after pass '{previous.name}'"
+                else:
+                    context = (
+                        f"after the pipeline '{self.args.passes}'; --verify-each names the "
+                        "pass that broke it"
+                    )
                 verify_located(module, context)
+                if each:
+                    check_establishes(previous, module)
+            if next_ is not None:
+                check_requires(next_, module)
             if guard is not None and (previous, next_) != (None, None):  # no passes, no check
                 self._check_semantics(guard, previous, module)
 
-        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, check)
+        parsed = PassPipeline.parse_spec(self.available_passes, self.args.passes)
+        # Composite passes (`default`) run step by step, so that contracts, verification
+        # and --verify-semantics apply to each step.
+        self.pipeline = PassPipeline(tuple(expand(parsed.passes)), check)
 
     def _semantics_guard(self) -> SemanticsGuard | None:
         # tileir.testing is imported only when asked for, to keep start-up fast.

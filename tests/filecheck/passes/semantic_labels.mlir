@@ -2,9 +2,9 @@
 // RUN: tileir-opt %s -p vc-split,semantic-labels,semantic-labels | filecheck %s
 // RUN: tileir-opt %s -p vc-split,semantic-labels,inplace-reshape,semantic-labels{check=true} | filecheck %s
 // Without vc-split there are no stages, so nothing is labelled or marked.
-// RUN: tileir-opt %s -p semantic-labels | filecheck --check-prefix=NOSTAGES %s
-// NOSTAGES-NOT: labelled
-// NOSTAGES-NOT: pto.stage
+// RUN: not tileir-opt %s -p semantic-labels 2>&1 | filecheck --check-prefix=NOSTAGES %s
+// NOSTAGES: error: pass 'semantic-labels' requires staged IR
+// NOSTAGES-SAME: which pass 'vc-split' establishes: run `-p vc-split,semantic-labels`
 
 // The user's labels, each in effect at its stage's first op, win over derived ones.
 // CHECK-LABEL: pto.kernel @sk03_user

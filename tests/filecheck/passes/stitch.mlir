@@ -3,7 +3,7 @@
 // RUN: tileir-opt %s -p 'loop-unroll,stitch{max-functions=3}' | filecheck --check-prefix=N3 %s
 // RUN: tileir-opt %s -p 'loop-unroll,stitch{max-functions=3 report=true}' -o /dev/null 2>&1 | filecheck --check-prefix=REPORT %s
 // RUN: tileir-opt %s -p 'loop-unroll,stitch{interleave=false max-functions=8}' | filecheck --check-prefix=GROUPONLY %s
-// RUN: not tileir-opt %s -p 'stitch{max-functions=0}' 2>&1 | filecheck --check-prefix=BAD %s
+// RUN: not tileir-opt %s -p 'loop-unroll,stitch{max-functions=0}' 2>&1 | filecheck --check-prefix=BAD %s
 
 // BAD: stitch: option max-functions=0 must be in 1..1024
 

@@ -908,18 +908,19 @@ def amin(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
 # matmul
 # --------------------------------------------------------------------------------------
 
-_F16 = np.dtype(np.float16)
 _I8 = np.dtype(np.int8)
 _I32 = np.dtype(np.int32)
-# From the matmul docs' table of basic data types: inputs -> allowed out / bias dtypes.
-_MATMUL_OUT: dict[np.dtype, tuple[np.dtype, ...]] = {
-    _F16: (_F16, F32),
-    BF16: (BF16, F32),
-    F32: (F32,),
-    _I8: (_I32,),
-    F8E4M3: (_F16, BF16, F32),
-    F8E5M2: (_F16, BF16, F32),
-}
+
+
+def _matmul_allowed(inputs: np.dtype) -> tuple[np.dtype, ...]:
+    """The out / bias dtypes PyPTO allows for `inputs`: the dialect's table (the verifier
+    applies the same one, so a verified op never fails here)."""
+    from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
+    from tileir.dialect.shapes import MATMUL_OUT_DTYPES
+
+    row = BY_NUMPY.get(inputs)
+    names = MATMUL_OUT_DTYPES.get(row.short, ()) if row is not None else ()
+    return tuple(BY_SHORT[n].numpy for n in names)
 
 
 def matmul(
@@ -951,8 +952,8 @@ def matmul(
     fp8 = {F8E4M3, F8E5M2}
     if a.dtype != b.dtype and not (a.dtype in fp8 and b.dtype in fp8):
         raise SemanticsError(f"matmul: operand dtypes differ ({a.dtype} and {b.dtype})")
-    allowed = _MATMUL_OUT.get(a.dtype)
-    if allowed is None or out_dt not in allowed:
+    allowed = _matmul_allowed(a.dtype)
+    if out_dt not in allowed:
         raise SemanticsError(
             f"matmul: {a.dtype} inputs cannot produce {out_dt} "
             f"(allowed: {', '.join(str(d) for d in allowed or ())})"
