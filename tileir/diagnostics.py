@@ -42,9 +42,10 @@ def error_at(op: Operation, message: str) -> TileirError:
 
 
 MAX_NESTING = 64
-"""How many regions may enclose an op in parsed text (and in PyPTO source): deeper IR would
-exceed Python's recursion limit in the parser, the passes and the back ends, and the
-PyPTO emitter's Python its indentation limit (100 levels)."""
+"""How many regions may enclose an op (parsed text, PyPTO source, IR built in Python;
+the parser, the verifier and the pipelines all enforce it): deeper IR would exceed
+Python's recursion limit in the parser, the passes and the back ends, and a PyPTO kernel
+is a Python function, where Python allows at most 100 nested blocks."""
 
 
 class LocatedParser(Parser):
@@ -94,9 +95,9 @@ class LocatedParser(Parser):
 
 def verify_located(module: Operation, context: str = "") -> None:
     """Verify op by op (parents before children), raising a located `TileirError`.
-    IR nested deeper than `pto.MAX_NESTING` is refused first: walking it (xDSL's walk
+    IR nested deeper than `MAX_NESTING` is refused first: walking it (xDSL's walk
     and some traits' checks recurse) would exhaust Python's stack."""
-    from tileir.dialect.pto import MAX_NESTING, nesting_error
+    from tileir.dialect.pto import nesting_error
 
     deep = nesting_error(module)
     if deep is not None:

@@ -95,6 +95,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from tileir.diagnostics import MAX_NESTING
 from tileir.dialect import shapes
 from tileir.dialect.dtypes import BY_MLIR, ELEMENT_TYPES, element_type, is_element_type
 
@@ -321,12 +322,6 @@ class TileResults(OpTrait):
                 shape = _shape(r.type)
                 verify_tile_shape(op, [1 if s == DYNAMIC_INDEX else s for s in shape], what)
                 verify_dims(op, shape, what)
-
-
-MAX_NESTING = 64
-"""Deepest nesting of regions (loops, `scf.if`s, stages) in a kernel. A PyPTO kernel is
-a Python function, and Python allows at most 100 nested blocks; tileir's passes and
-verifier walk the IR with Python generators, whose depth is bounded as well."""
 
 
 def nesting_error(root: Operation) -> tuple[Operation, int] | None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -264,6 +265,7 @@ class PyptoLegalizePass(ModulePass):
     with the settings PyPTO 0.2.0 needs (the contract is the module docstring)."""
 
     name = "pypto-legalize"
+    establishes: ClassVar[tuple[str, ...]] = ("legal-for-pypto",)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, pto.KernelOp)]:
