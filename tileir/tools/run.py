@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 
-def _load_module(path: Path) -> ModuleOp:
+def _load_module(path: Path, call: dict[str, object] | None = None) -> ModuleOp:
     from tileir.diagnostics import TileirError
 
     if path.suffix == ".py":
@@ -38,7 +38,7 @@ def _load_module(path: Path) -> ModuleOp:
                 f"error: {path}: reading PyPTO kernel files needs tileir's PyPTO frontend "
                 "(frontends.pypto.load_file), which is not available"
             ) from None
-        return load_file(str(path))
+        return load_file(str(path), args=call)
     from tileir.diagnostics import decode_source
     from tileir.ir import parse_module
 
@@ -88,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
         help="the size of a dynamic dim for --random-inputs (default 16, or the size the "
         "given inputs set)",
     )
+    p.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="for a .py kernel: a parameter of the call it is built for, a tensor shape "
+        "(13x64xbf16) or a scalar (1e-5); --input arrays give their shapes too",
+    )
     p.add_argument("--output-dir", required=True, type=Path, help="where <name>.npy go")
     return p
 
@@ -100,7 +108,7 @@ def run_cli(args: argparse.Namespace) -> None:
     from tileir.npyio import load_npy
     from tileir.tools.outputs import pause_for_test, staged_outputs
 
-    module = _load_module(Path(args.file))
+    module = _load_module(Path(args.file), _kernel_call(args))
     try:
         plan = compile_kernel(module, args.kernel)
     except TileirError as e:  # which kernel: name the file when the error has no place
@@ -142,6 +150,19 @@ def run_cli(args: argparse.Namespace) -> None:
                 pause_for_test("write")
             with open(stage.path_for(out_dir / f"{name}.npy"), "wb") as f:
                 np.save(f, array, allow_pickle=False)
+
+
+def _kernel_call(args: argparse.Namespace) -> dict[str, object] | None:
+    """For a `.py` kernel: the call it is specialised to (`--arg`, and `--input` shapes)."""
+    from tileir.diagnostics import TileirError
+
+    if Path(args.file).suffix != ".py":
+        if args.arg:
+            raise TileirError("error: --arg is for .py kernel files (an .mlir kernel is built)")
+        return None
+    from frontends.pypto.specialise import parse_cli_args
+
+    return parse_cli_args(args.arg, args.input)
 
 
 def _parse_dims(specs: Sequence[str]) -> dict[str, int]:
