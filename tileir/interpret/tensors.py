@@ -33,11 +33,13 @@ class _TorchDtype:
 
 
 def _torch_table() -> tuple[_TorchDtype, ...]:
-    # torch spells the fp8 kinds as ml_dtypes does; bf16 is `bfloat16` in both.
+    # torch spells the fp8 kinds as ml_dtypes does; bf16 is `bfloat16` in both. torch's
+    # `.numpy()` knows only numpy's own types: the ml_dtypes ones go through an int view.
     rows = []
     for t in ELEMENT_TYPES:
         name = t.numpy.name if t.numpy.kind != "b" else "bool"
-        via = None if t.numpy.kind in "iubf" else f"int{8 * t.numpy.itemsize}"
+        native = t.is_int or t.numpy in (np.dtype(np.float16), np.dtype(np.float32))
+        via = None if native else f"int{8 * t.numpy.itemsize}"
         rows.append(_TorchDtype(name, t.numpy, via))
     return tuple(rows)
 
