@@ -52,7 +52,7 @@ def test_unsupported_dtype_is_named():
         to_numpy(torch.zeros(2, dtype=torch.complex64), "argument 'x'")
 
 
-COPY_KERNEL = '''
+COPY_KERNEL = """
 import pypto
 
 @pypto.frontend.jit
@@ -60,7 +60,7 @@ def copy_kernel(x: pypto.Tensor([6, 32], pypto.{dt}), out: pypto.Tensor([6, 32],
     pypto.set_vec_tile_shapes(2, 32)
     for i in pypto.loop(3, name="rows", idx_name="i"):
         pypto.assemble(pypto.view(x, [2, 32], [i * 2, 0]), [i * 2, 0], out)
-'''
+"""
 
 
 @pytest.mark.parametrize("element", ELEMENT_TYPES, ids=lambda e: e.short)

@@ -102,6 +102,7 @@ class Kernel:
         return f"<interpreted PyPTO kernel {self.__name__}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
+        __tracebackhide__ = True  # pytest shows the test's line and the located error
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -129,6 +130,7 @@ class Kernel:
         return KernelError(f"{message}\n  ({doing} {self.__name__}({self._call_text(values)}))")
 
     def _specialise(self, values: Mapping[str, Any]) -> Specialisation:
+        __tracebackhide__ = True
         self.specialisations += 1
         arguments = {
             n: to_numpy(v, f"kernel {self.__name__}, argument {n!r}") if is_tensor(v) else v
@@ -174,6 +176,7 @@ class Kernel:
     def _run(
         self, spec: Specialisation, values: Mapping[str, Any], arrays: dict[str, np.ndarray]
     ) -> None:
+        __tracebackhide__ = True
         plan = spec.plan
         missing = [n for n in plan.arg_names if n not in arrays]
         if missing:

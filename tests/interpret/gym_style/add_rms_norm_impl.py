@@ -38,7 +38,9 @@ def add_rms_norm_kernel(
         r = pypto.rsqrt(pypto.add(ms, eps))
         out = pypto.mul(pypto.mul(s, r), g)
         pypto.assemble(pypto.cast(out, pypto.DT_BF16, mode=pypto.CastMode.CAST_RINT), [i * T, 0], y)
-        pypto.assemble(pypto.cast(s, pypto.DT_BF16, mode=pypto.CastMode.CAST_RINT), [i * T, 0], x_sum)
+        pypto.assemble(
+            pypto.cast(s, pypto.DT_BF16, mode=pypto.CastMode.CAST_RINT), [i * T, 0], x_sum
+        )
 
 
 def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor):

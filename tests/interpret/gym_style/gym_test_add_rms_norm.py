@@ -9,7 +9,6 @@ import numpy as np
 import pypto
 import torch
 import torch_npu  # noqa: F401  (the NPU back end of torch)
-
 from add_rms_norm_impl import add_rms_norm
 
 ATOL, RTOL = 1e-2, 1e-2
