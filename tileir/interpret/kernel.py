@@ -53,7 +53,11 @@ def build_module(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Module
 
     params = inspect.signature(load_function).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return load_function(fn, **arguments)
+        # The JIT model: a `JitKernel` is read from the live function (its globals and
+        # closure), without importing its file again.
+        from frontends.pypto.standin import JitKernel
+
+        return load_function(JitKernel(fn, {}), **arguments)
     for name, p in inspect.signature(fn).parameters.items():
         value = arguments.get(name, p.default)
         if not is_tensor(value) and value != p.default:

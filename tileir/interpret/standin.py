@@ -104,26 +104,50 @@ def _function(fn: Callable[..., Any] | None = None, **_: Any) -> Any:
     return fn if fn is not None else (lambda f: f)
 
 
-def make_pypto(jit: Callable[..., Any]) -> dict[str, types.ModuleType]:
-    """`pypto` and its submodules by their `sys.modules` names, with `jit` as
-    `pypto.frontend.jit`."""
-    pypto = _Namespace("pypto", "tileir's interpret-mode stand-in for PyPTO")
+def _frontend_modules() -> dict[str, types.ModuleType] | None:
+    """The frontend's own stand-in `pypto` (the JIT-model frontend's
+    `frontends.pypto.standin`), whose names its translator resolves in a live kernel's
+    globals; None with a frontend that reads kernel files without importing them."""
+    try:
+        from frontends.pypto import standin
+    except ImportError:
+        return None
+    return standin.modules()
+
+
+def _own_modules() -> dict[str, types.ModuleType]:
+    pypto = _Namespace("pypto", DOC)
     frontend = _Namespace("pypto.frontend")
     runtime = _Namespace("pypto.runtime")
-    frontend.jit = jit
     frontend.function = _function
     frontend.dynamic = lambda name: Symbol(f"pypto.frontend.dynamic({name!r})")
-    for name in _RUNTIME:
-        setattr(runtime, name, _no_op)
     runtime.RunMode = Symbol("pypto.RunMode")
-    for name in _SETTINGS:
-        setattr(pypto, name, _no_op)
     pypto.frontend, pypto.runtime = frontend, runtime
     pypto.Tensor = Tensor
     pypto.ceildiv, pypto.bytes_of = _ceildiv, _bytes_of
     pypto.RunMode = runtime.RunMode
     pypto.__path__ = []  # a package, so that `import pypto.frontend` works
     return {m.__name__: m for m in (pypto, frontend, runtime)}
+
+
+DOC = "tileir's interpret-mode stand-in for PyPTO"
+
+
+def make_pypto(jit: Callable[..., Any]) -> dict[str, types.ModuleType]:
+    """`pypto` and its submodules by their `sys.modules` names: the frontend's stand-in
+    when it has one (else a minimal one here), with `jit` as `pypto.frontend.jit` and
+    the host-side settings and device calls as no-ops."""
+    modules = _frontend_modules() or _own_modules()
+    pypto = modules["pypto"]
+    pypto.__doc__ = DOC
+    runtime = modules.setdefault("pypto.runtime", _Namespace("pypto.runtime"))
+    pypto.runtime = runtime
+    modules["pypto.frontend"].jit = jit
+    for name in _SETTINGS:
+        setattr(pypto, name, _no_op)
+    for name in _RUNTIME:
+        setattr(runtime, name, _no_op)
+    return modules
 
 
 class _NeedsHardware(types.ModuleType):
