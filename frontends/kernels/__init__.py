@@ -1,11 +1,11 @@
 """The seed kernel library: each seed workload written once against the real PyPTO API.
 
 Every kernel file under this package is a plain PyPTO source file (``import pypto`` and
-``@pypto.frontend.jit`` kernels) that compiles with ``pypto==0.2.0``.  This module does not
-import those files (that would need ``pypto``): it reads their module-level constants and
-kernel signatures with the PyPTO frontend's own module-level evaluator (which reads source
-and never imports ``pypto``), so the shapes live in one place, the top of each file, and
-the registry and the frontend cannot read them differently.
+``@pypto.frontend.jit`` kernels) that compiles with ``pypto==0.2.0``.  This module reads
+their module-level constants and kernel signatures by importing them the way the PyPTO
+frontend does (``frontends.pypto.loader``, with tileir's stand-in ``pypto``, so the real one
+is not needed), so the shapes live in one place, the top of each file, and the registry and
+the frontend cannot read them differently.
 
 ``SEED_KERNELS`` lists one :class:`SeedKernel` per kernel, each with input generation and an
 independent numpy golden (:mod:`frontends.kernels.goldens`)::
@@ -18,7 +18,7 @@ independent numpy golden (:mod:`frontends.kernels.goldens`)::
 
 from __future__ import annotations
 
-import ast
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from frontends.kernels import goldens as g
-from frontends.pypto.translator import Translator
+from frontends.pypto.loader import LoadedFile, load_module
 from frontends.pypto.values import TensorSpec
 from tileir.diagnostics import TileirError
 from tileir.dialect.dtypes import BY_SHORT, ElementType
@@ -80,18 +80,15 @@ class SeedKernel:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading constants and signatures from a kernel file (no pypto import)
+# Reading constants and signatures from a kernel file (imported with the stand-in pypto)
 # --------------------------------------------------------------------------------------------
 
 
 @cache
-def _module(path: Path) -> Translator:
-    """The kernel file's module level, evaluated by the frontend (kernels are recorded,
-    not traced)."""
-    source = path.read_text(encoding="utf-8")
-    tr = Translator(source, str(path))
-    tr.run_module(ast.parse(source, filename=str(path)))
-    return tr
+def _module(path: Path) -> LoadedFile:
+    """The kernel file, imported as the frontend imports it (kernels are found, not
+    traced)."""
+    return load_module(path.read_text(encoding="utf-8"), str(path))
 
 
 _NOT_CONSTANT = object()
@@ -114,35 +111,36 @@ def _constant(value: Any) -> Any:
 def module_constants(path: Path) -> Mapping[str, Any]:
     """The module-level constants of a kernel file (ints, floats, lists, dtype names).
 
-    What the frontend cannot evaluate (calls into ``pypto``, imports, ...) is skipped.
+    Anything else (modules, functions, kernels, ...) is skipped.
     """
     return {
         name: c
-        for name, v in _module(path).module_scope.vars.items()
+        for name, v in vars(_module(path).module).items()
         if not name.startswith("__") and (c := _constant(v)) is not _NOT_CONSTANT
     }
 
 
 def _signature(path: Path, kernel: str) -> list[Arg]:
     """``[(name, shape, dtype)]`` from the ``pypto.Tensor(shape, dtype)`` annotations."""
-    tr = _module(path)
-    for k in tr.kernels:
-        if k.node.name != kernel:
-            continue
-        args = []
-        for a in k.node.args.args:
-            try:
-                spec = tr.eval(a.annotation, tr.module_scope) if a.annotation else None
-            except TileirError as e:
-                raise ValueError(f"{path.name}:{kernel}: argument {a.arg}: {e}") from None
-            if not (isinstance(spec, TensorSpec) and all(isinstance(d, int) for d in spec.shape)):
-                raise ValueError(
-                    f"{path.name}:{kernel}: argument {a.arg} is not annotated "
-                    "pypto.Tensor(shape, dtype) with a static shape"
-                )
-            args.append((a.arg, tuple(int(d) for d in spec.shape), spec.dtype.short))
-        return args
-    raise ValueError(f"{path.name}: no kernel {kernel}")
+    try:
+        (entry,) = _module(path).select(kernel)
+    except TileirError as e:
+        raise ValueError(f"{path.name}: {e}") from None
+    args = []
+    for name, param in inspect.signature(entry.kernel.fn, eval_str=True).parameters.items():
+        spec = param.annotation
+        if not (
+            isinstance(spec, TensorSpec)
+            and spec.shape
+            and all(isinstance(d, int) for d in spec.shape)
+            and isinstance(spec.dtype, ElementType)
+        ):
+            raise ValueError(
+                f"{path.name}:{kernel}: argument {name} is not annotated "
+                "pypto.Tensor(shape, dtype) with a static shape"
+            )
+        args.append((name, tuple(int(d) for d in spec.shape), spec.dtype.short))
+    return args
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,10 +7,11 @@ records (tensor ops, `pypto.loop`, `if` on loop state, index arithmetic on loop
 indices). It has no op semantics of its own: `pypto.<name>` calls are read through
 `tileir.dialect.optable`, and result shapes come from `tileir.dialect.shapes` (the verifiers' rules).
 
-Module-level code is evaluated in order with the same interpreter but without a
-builder, so only Python values come out of it; whatever it cannot evaluate (`import
-torch`, `os.environ[...]`, classes) becomes a `Poison` that is an error only where a
-kernel uses it.
+The kernel file has been imported (`frontends.pypto.loader`, with the stand-in `pypto`):
+a kernel is a live function, and the translator reads its AST, resolving names through
+the function's closure cells and globals, as PyPTO's JIT does. Python objects from there
+(numbers, lists, config objects, NamedTuples, modules) are used as they are; functions
+from the user's files are inlined, library functions are called.
 
 Where PyPTO's tracing and tileir's IR differ, the frontend bridges:
 
@@ -35,6 +36,7 @@ import builtins
 import inspect
 import math
 import operator
+import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,16 +69,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from frontends.pypto.values import (
-    BoundMethod,
-    Dynamic,
-    Helper,
-    KernelDef,
-    Poison,
-    PyptoRef,
-    SafeModule,
-    TensorSpec,
-)
+from frontends.pypto import specialise
+from frontends.pypto.loader import SOURCES, KernelEntry, LoadedFile, is_user_file, looks_like_jit
+from frontends.pypto.standin import PYPTO_FUNCTION, JitKernel, standin_path
+from frontends.pypto.values import BoundMethod, Dynamic, Helper, Poison, PyptoRef, TensorSpec
 from tileir.diagnostics import TileirError
 from tileir.dialect import dtypes, optable, pto, shapes
 
@@ -149,7 +145,6 @@ _SAFE_BUILTINS = (
     "reversed round sorted str sum tuple zip"
 ).split()
 
-JIT = ("frontend", "jit")
 FUNCTION = ("frontend", "function")
 
 
@@ -221,6 +216,9 @@ _SPECIAL_SIGS: dict[str, Callable[..., None]] = {
 _SCALAR_FUNCS = frozenset({"min", "max", "ceildiv"})
 """`pypto.min(a, b)` and friends: Python ints fold, index values become arith ops."""
 
+_NEEDS_VALUE = ("index value", "constant", "known at trace time")
+"""Error messages that say Python needed a value which the call's shapes would give."""
+
 
 # --------------------------------------------------------------------------- scopes
 
@@ -238,7 +236,32 @@ class Scope:
         while scope is not None:
             if name in scope.vars:
                 return scope.vars[name]
+            if isinstance(scope, LiveScope):
+                return scope.lookup(name)
             scope = scope.parent
+        raise KeyError(name)
+
+
+class LiveScope(Scope):
+    """The names a live function sees besides its locals: its closure cells, then its
+    module's globals (builtins are the translator's own short list)."""
+
+    def __init__(self, fn: types.FunctionType):
+        super().__init__(None)
+        self.fn = fn
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+    def lookup(self, name: str) -> Any:
+        if name in self.vars:
+            return self.vars[name]
+        cell = self.cells.get(name)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:  # an empty cell: not assigned yet
+                raise KeyError(name) from None
+        if name in self.fn.__globals__:
+            return self.fn.__globals__[name]
         raise KeyError(name)
 
 
@@ -261,6 +284,7 @@ class _Frame:
     region_depth: int
     is_kernel: bool
     pypto_function: bool = False
+    filename: str = ""
 
 
 def _is_ssa(v: Any) -> bool:
@@ -312,7 +336,9 @@ def describe(v: Any) -> str:
     if isinstance(v, PyptoRef):
         return v.dotted
     if isinstance(v, Helper):
-        return f"function {v.node.name}()"
+        return f"function {_short(v)}"
+    if isinstance(v, JitKernel):
+        return f"the kernel {v.fn.__name__}()"
     if v is None:
         return "None"
     if isinstance(v, str):
@@ -346,29 +372,31 @@ def _short(v: Any) -> str:
         return f"pypto.Tensor({_short(list(v.shape))}, pypto.{v.dtype.pypto})"
     if isinstance(v, Dynamic):
         return f"pypto.frontend.dynamic({v.name!r})"
-    if isinstance(v, Helper | KernelDef):
-        return f"{v.node.name}()"
+    if isinstance(v, Helper):
+        return f"{v.node.name}()" if isinstance(v.node, ast.FunctionDef) else "<lambda>"
+    if isinstance(v, JitKernel):
+        return f"{v.fn.__name__}()"
     if isinstance(v, BoundMethod):
         return f"<tensor method {v.name}>"
-    if isinstance(v, SafeModule):
-        return v.name
+    if isinstance(v, types.ModuleType):
+        return f"the module {v.__name__}"
     if isinstance(v, int | float | bool | str | type(None) | dict | range):
         return repr(v)
-    return f"<{type(v).__name__}>"
+    if isinstance(v, types.ModuleType):
+        return v.__name__
+    t = type(v)
+    return f"a {t.__module__.split('.')[0]}.{t.__qualname__} object"
 
 
 class Translator:
-    """Evaluates one file: its module-level code, then each kernel into a `pto.kernel`."""
+    """Translates kernels of one loaded file, each into a `pto.kernel`."""
 
-    def __init__(self, source: str, filename: str):
-        self.source = source
-        self.filename = filename
-        self.lines = source.splitlines()
+    def __init__(self, filename: str):
+        self.kernel_file = filename
         self.builder: Builder | None = None
         self.frames: list[_Frame] = []
         self.region_depth = 0
-        self.module_scope = Scope()
-        self.kernels: list[KernelDef] = []
+        self.helpers: dict[Any, Helper] = {}
         # per kernel
         self.dyn_values: dict[str, SSAValue] = {}
         self.dyn_sources: dict[str, tuple[SSAValue, int]] = {}
@@ -379,6 +407,17 @@ class Translator:
         self.current: ast.AST | None = None
         """The node being translated, for the location of an unexpected failure."""
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
+        self.call_hint = ""
+        """Appended to errors that need a Python value the call would have given."""
+
+    @property
+    def filename(self) -> str:
+        """The file of the function being read (a helper may come from another file)."""
+        return self.frames[-1].filename if self.frames else self.kernel_file
+
+    @property
+    def lines(self) -> list[str]:
+        return SOURCES.lines(self.filename)
 
     # ----------------------------------------------------------------------- errors
 
@@ -388,6 +427,8 @@ class Translator:
         return FileLineColLoc(StringAttr(self.filename), IntAttr(line), IntAttr(col))
 
     def error(self, node: ast.AST | None, message: str) -> TileirError:
+        if self.call_hint and any(w in message for w in _NEEDS_VALUE):
+            message += self.call_hint
         if node is None or not hasattr(node, "lineno"):
             return TileirError(f"{self.filename}: error: {message}")
         line, col = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
@@ -400,198 +441,85 @@ class Translator:
     def fail(self, node: ast.AST | None, message: str) -> NoReturn:
         raise self.error(node, message)
 
-    # ----------------------------------------------------------------------- module
+    # ----------------------------------------------------------------------- live values
 
-    def run_module(self, tree: ast.Module) -> None:
-        self.module_scope.vars.update({"__name__": "__tileir__", "__file__": self.filename})
-        self.exec_module_body(tree.body)
-
-    def exec_module_body(self, body: Sequence[ast.stmt]) -> None:
-        for stmt in body:
-            self.exec_module_stmt(stmt)
-
-    def _poison_bound(self, stmt: ast.AST, reason: str) -> None:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                self.module_scope.vars[node.id] = Poison(reason.replace("{name}", node.id))
-            elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
-                self.module_scope.vars[node.name] = Poison(reason.replace("{name}", node.name))
-            elif isinstance(node, ast.alias):
-                name = (node.asname or node.name).split(".")[0]
-                self.module_scope.vars[name] = Poison(reason.replace("{name}", name))
-
-    def exec_module_stmt(self, stmt: ast.stmt) -> None:
-        scope = self.module_scope
-        line = stmt.lineno
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
-            self.bind_import(stmt)
-        elif isinstance(stmt, ast.FunctionDef):
-            self.define_function(stmt, scope, module_level=True)
-        elif isinstance(stmt, ast.ClassDef):
-            scope.vars[stmt.name] = Poison(
-                f"`{stmt.name}` is a class (line {line}); the frontend does not evaluate "
-                "classes, so kernels cannot use it"
-            )
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
-                return
-            try:
-                self.exec_stmt(stmt, scope)
-            except TileirError as e:
-                first = str(e).splitlines()[0]
-                msg = first.split(" error: ", 1)[-1]
-                self._poison_bound(
-                    stmt,
-                    "`{name}` is assigned at module level (line "
-                    + str(line)
-                    + f") by code the frontend cannot evaluate: {msg}",
+    def live(self, value: Any) -> Any:
+        """A Python object a kernel names, as the translator uses it: the stand-in
+        `pypto` as names, the user's functions as helpers to inline."""
+        path = standin_path(value)
+        if path is not None:
+            return PyptoRef(path)
+        if isinstance(value, types.FunctionType):
+            return self.helper_of(value) or value
+        if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+            helper = self.helper_of(value.__func__)
+            if helper is not None:
+                return Helper(
+                    helper.node,
+                    helper.closure,
+                    helper.filename,
+                    helper.defaults,
+                    helper.kw_defaults,
+                    helper.pypto_function,
+                    (value.__self__,),
                 )
-        elif isinstance(stmt, ast.If):
-            if self._is_main_guard(stmt.test):
-                return
-            try:
-                cond = self.eval(stmt.test, scope)
-                if isinstance(cond, Poison) or _is_ssa(cond):
-                    raise self.error(stmt.test, "not a constant")
-                branch = stmt.body if cond else stmt.orelse
-            except TileirError:
-                self._poison_bound(
-                    stmt,
-                    "`{name}` is assigned under a module-level `if` (line "
-                    + str(line)
-                    + ") whose condition the frontend cannot evaluate",
-                )
-                return
-            self.exec_module_body(branch)
-        elif isinstance(stmt, ast.Expr | ast.Pass | ast.Assert):
-            return
-        else:
-            self._poison_bound(
-                stmt,
-                "`{name}` is bound by a module-level `"
-                + type(stmt).__name__.lower()
-                + f"` statement (line {line}), which the frontend does not evaluate",
-            )
+        return value
 
-    @staticmethod
-    def _is_main_guard(test: ast.expr) -> bool:
-        return (
-            isinstance(test, ast.Compare)
-            and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__"
+    def helper_of(self, fn: types.FunctionType) -> Helper | PyptoRef | None:
+        """A function of the user's code, read from its source to be inlined (None for
+        library code, which is called)."""
+        if fn in self.helpers:
+            return self.helpers[fn]
+        code = fn.__code__
+        if not is_user_file(code.co_filename):
+            return None
+        if fn.__qualname__ == fn.__name__ and fn.__name__ in optable.HELPER_OPS:
+            # The PyPTO emitter's stand-in for an op PyPTO 0.2.0 lacks: read as the op.
+            return PyptoRef((optable.HELPER_OPS[fn.__name__],))
+        node = SOURCES.node_of(code)
+        if node is None:
+            return None
+        if isinstance(node, ast.Lambda):
+            node = _lambda_def(node)
+        helper = Helper(
+            node,
+            LiveScope(fn),
+            code.co_filename,
+            list(fn.__defaults__ or ()),
+            dict(fn.__kwdefaults__ or {}),
+            pypto_function=bool(getattr(fn, PYPTO_FUNCTION, False)),
         )
+        self.helpers[fn] = helper
+        return helper
 
-    def bind_import(self, stmt: ast.Import | ast.ImportFrom) -> None:
-        scope = self.module_scope
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                top = alias.name.split(".")[0]
-                bound = alias.asname or top
-                if top == "pypto":
-                    path = tuple(alias.name.split(".")[1:]) if alias.asname else ()
-                    scope.vars[bound] = PyptoRef(path)
-                elif alias.name == "math":
-                    scope.vars[bound] = SafeModule("math", math)
-                else:
-                    scope.vars[bound] = Poison(
-                        f"`{bound}` is the module `{alias.name}` (imported at line "
-                        f"{stmt.lineno}); the frontend does not run imports other than "
-                        "pypto and math, so kernels cannot use it"
-                    )
-            return
-        module = stmt.module or ""
-        top = module.split(".")[0]
-        for alias in stmt.names:
-            bound = alias.asname or alias.name
-            if top == "pypto" and stmt.level == 0:
-                scope.vars[bound] = self.pypto_attr(
-                    PyptoRef((*module.split(".")[1:], alias.name)), None
-                )
-            elif module == "math" and alias.name != "*":
-                if hasattr(math, alias.name):
-                    scope.vars[bound] = getattr(math, alias.name)
-            elif module == "__future__":
-                continue
-            else:
-                scope.vars[bound] = Poison(
-                    f"`{bound}` is imported from `{'.' * stmt.level}{module}` (line "
-                    f"{stmt.lineno}); the frontend does not run imports other than "
-                    "pypto and math, so kernels cannot use it"
-                )
-
-    def define_function(self, node: ast.FunctionDef, scope: Scope, module_level: bool) -> None:
-        kind = "helper"
+    def define_function(self, node: ast.FunctionDef, scope: Scope) -> None:
+        """A `def` inside a kernel or helper: a helper closing over the current scope."""
         pypto_function = False
-        jit_decorator: ast.expr | None = None
         for dec in node.decorator_list:
             target = dec.func if isinstance(dec, ast.Call) else dec
-            try:
-                ref = self.eval(target, scope)
-            except TileirError:
-                ref = None
-            if isinstance(ref, PyptoRef) and ref.path == JIT:
-                kind = "kernel"
-                jit_decorator = dec
-            elif isinstance(ref, PyptoRef) and ref.path == FUNCTION:
+            ref = self.resolve(self.eval(target, scope), target)
+            if isinstance(ref, PyptoRef) and ref.path == FUNCTION:
                 pypto_function = True
-            elif kind != "kernel":
-                kind = "decorated"
-        if kind == "kernel":
-            if not module_level:
-                self.fail(node, "a @pypto.frontend.jit kernel must be defined at module level")
-            assert jit_decorator is not None
-            kdef = KernelDef(node, jit_decorator)
-            self.kernels.append(kdef)
-            scope.vars[node.name] = kdef
-            return
-        if kind == "decorated":
-            scope.vars[node.name] = Poison(
-                f"`{node.name}` (line {node.lineno}) has a decorator the frontend does not "
-                "know; only plain functions and @pypto.frontend.function helpers can be inlined"
-            )
-            return
-        if module_level and node.name in optable.HELPER_OPS:
-            # The PyPTO emitter's stand-in for an op PyPTO 0.2.0 lacks: read as the op.
-            scope.vars[node.name] = PyptoRef((optable.HELPER_OPS[node.name],))
-            return
+            else:
+                self.fail(
+                    dec,
+                    "a function defined inside a kernel can only be a plain function or a "
+                    "@pypto.frontend.function helper",
+                )
         helper = Helper(node, scope, self.filename, pypto_function=pypto_function)
         args = node.args
-        try:
-            helper.defaults = [self.eval(d, scope) for d in args.defaults]
-            helper.kw_defaults = {
-                a.arg: self.eval(d, scope)
-                for a, d in zip(args.kwonlyargs, args.kw_defaults)
-                if d is not None
-            }
-        except TileirError as e:
-            if not module_level:
-                raise
-            scope.vars[node.name] = Poison(
-                f"`{node.name}` (line {node.lineno}) has a default argument the frontend "
-                f"cannot evaluate: {str(e).splitlines()[0].split(' error: ', 1)[-1]}"
-            )
-            return
+        helper.defaults = [self.eval(d, scope) for d in args.defaults]
+        helper.kw_defaults = {
+            a.arg: self.eval(d, scope)
+            for a, d in zip(args.kwonlyargs, args.kw_defaults)
+            if d is not None
+        }
         scope.vars[node.name] = helper
 
     # ----------------------------------------------------------------------- kernels
 
-    def build_module(self) -> ModuleOp:
-        if not self.kernels:
-            self.fail(None, "no @pypto.frontend.jit kernel in this file")
-        return ModuleOp([self.build_kernel(k) for k in self.kernels])
-
-    def jit_options(self, kdef: KernelDef) -> DictionaryAttr | None:
-        dec = kdef.decorator
-        if not isinstance(dec, ast.Call):
-            return None
-        if dec.args:
-            self.fail(dec.args[0], "pypto.frontend.jit takes its options as keyword arguments")
-        options: dict[str, Attribute] = {}
-        for kw in dec.keywords:
-            if kw.arg is None:
-                self.fail(kw.value, "**options in @pypto.frontend.jit is not supported")
-            value = self.eval(kw.value, self.module_scope)
-            options[kw.arg] = self.to_attr(value, kw.value)
+    def jit_options(self, kernel: JitKernel, node: ast.AST) -> DictionaryAttr | None:
+        options = {k: self.to_attr(v, node) for k, v in kernel.options.items()}
         return DictionaryAttr(options) if options else None
 
     def to_attr(self, value: Any, node: ast.AST) -> Attribute:
@@ -618,61 +546,99 @@ class Translator:
             self.fail(node, value.reason)
         self.fail(node, f"jit option value {describe(value)} cannot be kept as an attribute")
 
-    def build_kernel(self, kdef: KernelDef) -> pto.KernelOp:
-        node = kdef.node
+    def build_kernel(self, entry: KernelEntry, call: dict[str, Any]) -> pto.KernelOp:
+        """`entry`'s kernel specialised to `call` (example arguments by parameter name)."""
+        fn = entry.kernel.fn
+        found = SOURCES.node_of(fn.__code__)
+        if not isinstance(found, ast.FunctionDef):
+            raise TileirError(
+                f"{fn.__code__.co_filename}: error: cannot find the source of the kernel "
+                f"{fn.__qualname__}()"
+            )
+        node = found
+        self.frames = [_Frame(entry.name, 0, True, filename=fn.__code__.co_filename)]
         self.dyn_values = {}
         self.dyn_sources = {}
         self.workspace_count = 0
-        options = self.jit_options(kdef)
+        self.call_hint = ""
+        decorator = next(
+            (d for d in node.decorator_list if looks_like_jit(d)),
+            node.decorator_list[0] if node.decorator_list else node,
+        )
+        options = self.jit_options(entry.kernel, decorator)
         a = node.args
         if a.vararg or a.kwarg or a.kwonlyargs:
             bad = a.vararg or a.kwarg or a.kwonlyargs[0]
-            self.fail(bad, "kernel arguments must be plain positional tensors")
+            self.fail(bad, "kernel parameters must be plain positional parameters")
+        positional = [*a.posonlyargs, *a.args]
+        try:
+            values = specialise.call_values([p.arg for p in positional], call)
+        except TileirError as e:
+            self.fail(node, str(e))
+        signature = inspect.signature(fn)
         args: list[tuple[str, MemRefType]] = []
         dyn_names: dict[str, list[str]] = {}
-        positional = [*a.posonlyargs, *a.args]
-        first_default = len(positional) - len(a.defaults)
+        written: dict[str, list[str]] = {}
+        formats: dict[str, str] = {}
+        needs_call: list[str] = []
         constants: dict[str, Any] = {}
-        for n, arg in enumerate(positional):
-            if arg.annotation is None:
-                self.fail(
-                    arg,
-                    f"kernel argument `{arg.arg}` needs a pypto.Tensor(shape, dtype) annotation",
-                )
-            spec = self.eval(arg.annotation, self.module_scope)
-            if spec in (int, float, bool, str):
-                # A scalar parameter: tileir builds the kernel for its default value, as
-                # PyPTO specialises a kernel on the scalars of a call.
-                if n < first_default:
-                    self.fail(
-                        arg,
-                        f"scalar kernel parameter `{arg.arg}` needs a default value: tileir "
-                        "builds the kernel for known scalars",
-                    )
-                constants[arg.arg] = self.eval(a.defaults[n - first_default], self.module_scope)
-                continue
+        for arg in positional:
+            param = signature.parameters[arg.arg]
+            spec = self.annotation(fn, param, arg)
+            value = values.get(arg.arg, _MISSING)
+            example = self.example(value, arg)
+            if spec is None and example is not None:
+                spec = TensorSpec(None, None)  # an unannotated tensor: all from the call
             if not isinstance(spec, TensorSpec):
-                self.fail(
-                    arg.annotation,
-                    f"kernel argument `{arg.arg}` is annotated with {describe(spec)}; only "
-                    "pypto.Tensor(shape, dtype) arguments are supported",
-                )
-            shape: list[int] = []
-            names: list[str] = []
-            for d, dim in enumerate(spec.shape):
-                if isinstance(dim, int):
-                    shape.append(dim)
-                    continue
-                name = dim.name if isinstance(dim, Dynamic) else f"{arg.arg}_{d}"
-                shape.append(DYNAMIC_INDEX)
-                names.append(name)
-            if names:
-                dyn_names[arg.arg] = names
-            args.append((arg.arg, MemRefType(spec.dtype.mlir, shape)))
-        kernel = pto.KernelOp(node.name, args, dynamic_dims=dyn_names or None, jit_options=options)
+                # A scalar or config parameter: a constant of this specialisation.
+                if example is not None:
+                    self.fail(arg, f"`{arg.arg}` is not a tensor parameter, but the call gives {example}")
+                if value is _MISSING:
+                    value = param.default
+                if value is inspect.Parameter.empty:
+                    value = Poison(
+                        f"kernel parameter `{arg.arg}` has no value: the kernel is built for "
+                        f"the scalars of a call; give it with --arg {arg.arg}=VALUE (in Python: "
+                        f"load_function(kernel, ..., {arg.arg}=...))"
+                    )
+                constants[arg.arg] = value
+                continue
+            if value is not _MISSING and example is None:
+                self.fail(arg, f"tensor parameter `{arg.arg}` needs a tensor, the call gives {describe(value)}")
+            try:
+                tp = specialise.tensor_param(arg.arg, spec, example)
+            except TileirError as e:
+                self.fail(arg.annotation or arg, str(e))
+            if tp.dynamic_names:
+                dyn_names[arg.arg] = tp.dynamic_names
+            if tp.written is not None:
+                written[arg.arg] = tp.written
+            if spec.format is not None:
+                formats[arg.arg] = spec.format
+            if tp.call_dims:
+                needs_call.append(arg.arg)
+            args.append((arg.arg, tp.type))
+        if needs_call:
+            given = ", ".join(f"--arg {n}=AxBx<dtype>" for n in needs_call)
+            self.call_hint = (
+                f" (the kernel was read without the call's shapes, so the pypto.STATIC dims of "
+                f"{', '.join(f'`{n}`' for n in needs_call)} are run-time values here: give them "
+                f"with {given})"
+            )
+        kernel = pto.KernelOp(
+            entry.name, args, dynamic_dims=dyn_names or None, jit_options=options
+        )
         kernel.location = self.loc(node)
+        if written:
+            kernel.attributes["shape_annotations"] = DictionaryAttr(
+                {k: ArrayAttr([StringAttr(t) for t in v]) for k, v in sorted(written.items())}
+            )
+        if formats:
+            kernel.attributes["tensor_formats"] = DictionaryAttr(
+                {k: StringAttr(v) for k, v in sorted(formats.items())}
+            )
         block = kernel.body.block
-        scope = Scope(self.module_scope)
+        scope = Scope(LiveScope(fn))
         for (name, _), barg in zip(args, block.args):
             scope.vars[name] = barg
         scope.vars.update(constants)
@@ -689,7 +655,6 @@ class Translator:
         self.builder = Builder(InsertPoint.at_end(block))
         self.open_blocks = [block]
         self.index_constants = {}
-        self.frames = [_Frame(node.name, 0, True)]
         self.region_depth = 0
         try:
             self.exec_body(node.body, scope)
@@ -703,6 +668,27 @@ class Translator:
             self.frames = []
         block.add_op(pto.YieldOp())
         return kernel
+
+    def annotation(self, fn: types.FunctionType, param: inspect.Parameter, arg: ast.arg) -> Any:
+        """A parameter's annotation as a value (a string one is evaluated in the
+        function's globals, as `typing.get_type_hints` would)."""
+        ann = param.annotation
+        if ann is inspect.Parameter.empty:
+            return None
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, fn.__globals__)  # noqa: S307 - the user's own module code
+            except Exception as e:
+                self.fail(arg.annotation or arg, f"cannot evaluate the annotation: {e}")
+        if ann in (int, float, bool, str, list, tuple, dict):
+            return ann
+        return self.live(ann)
+
+    def example(self, value: Any, arg: ast.arg) -> specialise.ArgShape | None:
+        try:
+            return specialise.example_of(value)
+        except TileirError as e:
+            self.fail(arg, str(e).removeprefix("error: "))
 
     def dynamic_value(self, dyn: Dynamic, node: ast.AST) -> SSAValue:
         """The run-time size of a named dynamic dim, read once at kernel entry."""
@@ -1037,7 +1023,7 @@ class Translator:
             self.fail(stmt, f"assertion failed{': ' + str(msg) if msg is not None else ''}")
 
     def stmt_FunctionDef(self, stmt: ast.FunctionDef, scope: Scope) -> None:
-        self.define_function(stmt, scope, module_level=False)
+        self.define_function(stmt, scope)
 
     def stmt_While(self, stmt: ast.While, scope: Scope) -> None:
         self.fail(stmt, "`while` loops are not supported; use `for ... in pypto.loop(...)`")
@@ -1365,7 +1351,7 @@ class Translator:
             self.fail(node, f"name `{node.id}` is not defined")
         if isinstance(value, Poison):
             self.fail(node, value.reason)
-        return value
+        return self.live(value)
 
     def expr_List(self, node: ast.List, scope: Scope) -> list[Any]:
         return self.eval_elts(node.elts, scope)
@@ -1440,16 +1426,7 @@ class Translator:
         return out
 
     def expr_Lambda(self, node: ast.Lambda, scope: Scope) -> Helper:
-        fn = ast.FunctionDef(
-            name="<lambda>",
-            args=node.args,
-            body=[ast.copy_location(ast.Return(node.body), node.body)],
-            decorator_list=[],
-            returns=None,
-            type_params=[],
-        )
-        ast.copy_location(fn, node)
-        helper = Helper(fn, scope, self.filename)
+        helper = Helper(_lambda_def(node), scope, self.filename)
         helper.defaults = [self.eval(d, scope) for d in node.args.defaults]
         return helper
 
@@ -1477,10 +1454,9 @@ class Translator:
     def attribute(self, base: Any, attr: str, node: ast.AST) -> Any:
         if isinstance(base, PyptoRef):
             return self.pypto_attr(PyptoRef((*base.path, attr)), node)
-        if isinstance(base, SafeModule):
-            if attr.startswith("_") or not hasattr(base.module, attr):
-                self.fail(node, f"{base.name}.{attr} is not available")
-            return getattr(base.module, attr)
+        if _is_index(base) and attr in ("min", "max"):
+            # `(S - i * T).min(T)`: PyPTO's SymbolicScalar methods
+            return BoundMethod(base, attr)
         if _is_tile(base) or _is_mem(base):
             if attr == "shape":
                 return self.shape_of(base, node)
@@ -1497,16 +1473,18 @@ class Translator:
             self.fail(node, f"data types have no attribute `{attr}`")
         if isinstance(base, Poison):
             self.fail(node, base.reason)
-        if isinstance(base, list | tuple | dict | str | int | float) and not attr.startswith("_"):
-            if isinstance(base, dict) and attr in ("get", "keys", "values", "items"):
-                return getattr(base, attr)
-            if isinstance(base, list | tuple) and attr in ("index", "count"):
-                return getattr(base, attr)
-            if isinstance(base, str) and attr in ("format", "upper", "lower", "join", "split"):
-                return getattr(base, attr)
-            if isinstance(base, int | float) and attr in ("real", "bit_length"):
-                return getattr(base, attr)
-        self.fail(node, f"{describe(base)} has no supported attribute `{attr}`")
+        if _is_ssa(base) or isinstance(base, Helper | BoundMethod | TensorSpec | Dynamic):
+            self.fail(node, f"{describe(base)} has no supported attribute `{attr}`")
+        if attr.startswith("__"):
+            self.fail(node, f"the attribute `{attr}` is not supported in kernels")
+        # Any other Python object (a config object, a NamedTuple, a module, a list):
+        # its attribute, as Python reads it at trace time.
+        try:
+            return self.live(getattr(base, attr))
+        except AttributeError:
+            self.fail(node, f"{describe(base)} has no attribute `{attr}`")
+        except Exception as e:
+            self.fail(node, f"reading `{attr}` of {describe(base)} raised {type(e).__name__}: {e}")
 
     def expr_Subscript(self, node: ast.Subscript, scope: Scope) -> Any:
         base = self.resolve(self.eval(node.value, scope), node.value)
@@ -1768,10 +1746,17 @@ class Translator:
             return self.call_method(callee, args, kwargs, node)
         if isinstance(callee, Helper):
             return self.inline(callee, args, kwargs, node)
-        if isinstance(callee, KernelDef):
+        if isinstance(callee, JitKernel):
             self.fail(
-                node, f"calling the kernel `{callee.node.name}` from a kernel is not supported"
+                node, f"calling the kernel `{callee.fn.__name__}` from a kernel is not supported"
             )
+        if isinstance(callee, type) and not callee.__module__ == "builtins":
+            # A user class (a NamedTuple, a dataclass): Python builds it, and it may hold
+            # tiles and index values as any Python object does.
+            try:
+                return callee(*[self.resolve(a, node) for a in args], **kwargs)
+            except Exception as e:
+                self.fail(node, f"{callee.__name__}() raised {type(e).__name__}: {e}")
         if callee in (min, max, builtins.min, builtins.max) and any(
             _is_index(self.resolve(a, node)) or isinstance(a, Dynamic) for a in args
         ):
@@ -1780,9 +1765,14 @@ class Translator:
             resolved = [self.resolve(a, node) for a in args]
             if any(_is_ssa(a) for a in resolved) and callee is not len:
                 name = getattr(callee, "__name__", "this function")
+                where = getattr(callee, "__module__", None) or "builtins"
+                what = describe(next(a for a in resolved if _is_ssa(a)))
+                if where == "builtins":
+                    self.fail(node, f"{name}() cannot take {what}")
                 self.fail(
                     node,
-                    f"{name}() cannot take {describe(next(a for a in resolved if _is_ssa(a)))}",
+                    f"{where}.{name}() is library code: it runs as Python when the kernel "
+                    f"is traced and cannot take {what}",
                 )
             if callee is len and any(_is_tile(a) or _is_mem(a) for a in resolved):
                 self.fail(node, "len() of a tensor is not supported; use len(x.shape)")
@@ -1845,7 +1835,7 @@ class Translator:
             params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD))
         sig = inspect.Signature(params)
         try:
-            bound = sig.bind(*args, **kwargs)
+            bound = sig.bind(*helper.bound, *args, **kwargs)
         except TypeError as e:
             self.fail(node, f"wrong arguments to {fn.name}(): {e}")
         bound.apply_defaults()
@@ -1863,7 +1853,9 @@ class Translator:
                     f"@pypto.frontend.function `{fn.name}` takes exactly {expected} arguments "
                     f"(PyPTO applies no defaults), got {given}",
                 )
-        self.frames.append(_Frame(fn.name, self.region_depth, False, helper.pypto_function))
+        self.frames.append(
+            _Frame(fn.name, self.region_depth, False, helper.pypto_function, helper.filename)
+        )
         try:
             self.exec_body(fn.body, scope)
         except _Return as r:
@@ -1879,6 +1871,8 @@ class Translator:
     ) -> Any:
         if m.name == "__rank__":
             return len(_shape(m.receiver.type))
+        if _is_index(m.receiver):
+            return self.scalar_func(m.name, [m.receiver, *args], kwargs, node)
         if m.name == "move":
             bound = self.bind(lambda other: None, args, kwargs, node, "Tensor.move")
             if not _is_mem(m.receiver):
@@ -1908,8 +1902,6 @@ class Translator:
         self, ref: PyptoRef, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         path = ref.path
-        if path == ("Tensor",):
-            return self.make_tensor_spec(args, kwargs, node)
         if path == ("frontend", "dynamic"):
             name = self.bind(_sig_dynamic, args, kwargs, node, "pypto.frontend.dynamic")["name"]
             if not isinstance(name, str):
@@ -1935,42 +1927,6 @@ class Translator:
         if sig is None or handler is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")
         return handler(self.bind(sig, args, kwargs, node, ref.dotted), node)
-
-    def make_tensor_spec(
-        self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
-    ) -> TensorSpec:
-        bound = self.bind(_sig_tensor, args, kwargs, node, "pypto.Tensor")
-        shape = bound["shape"]
-        if not isinstance(shape, list | tuple) or not shape:
-            self.fail(
-                node,
-                f"pypto.Tensor needs a non-empty shape list, got {describe(shape)} (tileir "
-                "builds a kernel for one shape; name run-time sizes with pypto.frontend.dynamic)",
-            )
-        dims: list[int | Dynamic | PyptoRef] = []
-        for d in shape:
-            if isinstance(d, Poison):
-                self.fail(node, d.reason)
-            if d == PyptoRef(("STATIC",)):
-                self.fail(
-                    node,
-                    "pypto.STATIC takes its size from the call, but tileir builds a kernel for "
-                    "known shapes: write the size, or name a run-time size with "
-                    "pypto.frontend.dynamic",
-                )
-            if isinstance(d, bool) or not (
-                isinstance(d, int | Dynamic) or d == PyptoRef(("DYNAMIC",)) or d is Ellipsis
-            ):
-                self.fail(
-                    node,
-                    f"pypto.Tensor shape entries must be ints or dynamic dims, got {describe(d)}",
-                )
-            if isinstance(d, int) and d <= 0:
-                self.fail(node, f"pypto.Tensor shape {list(shape)} has a dim <= 0")
-            dims.append(PyptoRef(("DYNAMIC",)) if d is Ellipsis else d)
-        dt = bound["dtype"]
-        elem = dtypes.BY_PYPTO["DT_FP32"] if dt is None else self.dtype(dt, node)
-        return TensorSpec(tuple(dims), elem)
 
     # --- families
 
@@ -2459,29 +2415,48 @@ def _same_python(a: Any, b: Any) -> bool:
         return False
 
 
-def translate(source: str, filename: str, only: str | None = None) -> ModuleOp:
-    """Build the module of every kernel in `source` (or only the kernel `only`)."""
-    try:
-        tree = ast.parse(source, filename=filename)
-    except SyntaxError as e:
+def _lambda_def(node: ast.Lambda) -> ast.FunctionDef:
+    """A `lambda` as the `def` it stands for."""
+    fn = ast.FunctionDef(
+        name="<lambda>",
+        args=node.args,
+        body=[ast.copy_location(ast.Return(node.body), node.body)],
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+    return ast.copy_location(fn, node)
+
+
+def translate(
+    loaded: LoadedFile, only: str | None = None, call: dict[str, Any] | None = None
+) -> ModuleOp:
+    """The module of every kernel of a loaded file (or only the kernel `only`), each
+    specialised to `call` (example arguments by parameter name; a name applies to every
+    kernel with that parameter, and must name a parameter of one)."""
+    entries = loaded.select(only)
+    call = dict(call or {})
+    params = {
+        n for e in entries for n in inspect.signature(e.kernel.fn).parameters
+    }
+    unknown = sorted(set(call) - params)
+    if unknown:
         raise TileirError(
-            f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"
-        ) from None
-    tr = Translator(source, filename)
-    try:
-        tr.run_module(tree)
-        if only is not None:
-            tr.kernels = [k for k in tr.kernels if k.node.name == only]
-            if not tr.kernels:
-                raise TileirError(
-                    f"{filename}: error: no @pypto.frontend.jit kernel named {only!r}"
-                )
-        return tr.build_module()
-    except TileirError:
-        raise
-    except RecursionError:
-        raise tr.error(tr.current, "the kernel nests too deeply (recursive helper?)") from None
-    except Exception as e:  # a frontend bug must still name the user's line
-        raise tr.error(
-            tr.current, f"internal error while translating this ({type(e).__name__}: {e})"
-        ) from e
+            f"{loaded.filename}: error: no kernel has a parameter `{unknown[0]}` "
+            f"(given with --arg / --input / as a keyword)"
+        )
+    tr = Translator(loaded.filename)
+    kernels = []
+    for entry in entries:
+        mine = {k: v for k, v in call.items() if k in inspect.signature(entry.kernel.fn).parameters}
+        try:
+            kernels.append(tr.build_kernel(entry, mine))
+        except TileirError:
+            raise
+        except RecursionError:
+            raise tr.error(tr.current, "the kernel nests too deeply (recursive helper?)") from None
+        except Exception as e:  # a frontend bug must still name the user's line
+            raise tr.error(
+                tr.current, f"internal error while translating this ({type(e).__name__}: {e})"
+            ) from e
+    return ModuleOp(kernels)

@@ -1,10 +1,11 @@
-"""The trace-time values of the frontend besides Python constants and SSA values.
+"""The trace-time values of the frontend besides Python objects and SSA values.
 
 A kernel is traced the way PyPTO traces it: Python code runs (constants fold, lists
 concatenate, `range` loops unroll) and only tensor and index work becomes IR. These
-classes stand for the things a kernel can name that are neither a Python constant nor
-an IR value: names inside the `pypto` package, `pypto.Tensor(...)` annotations,
-dynamic dims, helper functions, and names the frontend refused to evaluate.
+classes stand for the things a kernel can name that are neither a plain Python object
+nor an IR value: names inside the (stand-in) `pypto` package, `pypto.Tensor(...)`
+annotations, dynamic dims, helper functions to inline, and values that are an error
+where they are used.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PyptoRef:
     """A name inside the `pypto` package (`pypto.frontend.jit`, `pypto.RunMode.NPU`);
-    `path` is empty for the package itself. Never imported: it is only a name."""
+    `path` is empty for the package itself. The real `pypto` is never imported: the
+    stand-in module (`frontends.pypto.standin`) hands these out, so that the user's
+    module-level code can name anything in `pypto` and the translator sees the name.
+
+    Attribute access goes one name deeper (`pypto.RunMode` -> `pypto.RunMode.NPU`), and a
+    call at import time runs the stand-in's version of the few functions module-level
+    code needs (`frontend.jit`, `frontend.dynamic`, `Tensor`, ...)."""
 
     path: tuple[str, ...] = ()
 
@@ -34,6 +41,26 @@ class PyptoRef:
 
     def __repr__(self) -> str:
         return self.dotted
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from frontends.pypto.standin import pypto_name
+
+        return pypto_name((*self.path, name))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from frontends.pypto.standin import call_at_import
+
+        return call_at_import(self.path, args, kwargs)
+
+    def __getitem__(self, params: Any) -> Any:
+        # `pypto.Tensor[[pypto.STATIC, ...], pypto.DT_FP32]`
+        from frontends.pypto.standin import call_at_import
+
+        if self.path != ("Tensor",):
+            raise TypeError(f"{self.dotted} is not subscriptable")
+        return call_at_import(self.path, params if isinstance(params, tuple) else (params,), {})
 
 
 @dataclass(frozen=True)
@@ -45,10 +72,15 @@ class Dynamic:
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """`pypto.Tensor(shape, dtype)` in a kernel argument annotation."""
+    """`pypto.Tensor(shape, dtype)` in a kernel argument annotation, as written: dims are
+    ints, `Dynamic` names, `pypto.STATIC` / `pypto.DYNAMIC` (`PyptoRef`s) or `...` (the
+    rest from the call); `shape` None (`pypto.tensor()`) or `()` (`pypto.Tensor([])`)
+    takes every dim from the call, `dtype` None the call's dtype. `format` keeps a
+    `pypto.TileOpFormat` name."""
 
-    shape: tuple[int | Dynamic | PyptoRef, ...]
-    dtype: ElementType
+    shape: tuple[Any, ...] | None
+    dtype: ElementType | None
+    format: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,14 +105,8 @@ class Helper:
     pypto_function: bool = False
     """`@pypto.frontend.function`: PyPTO passes every argument and allows no `return`
     of a value (results go out through `out.move(...)`), and so does tileir."""
-
-
-@dataclass
-class KernelDef:
-    """A `@pypto.frontend.jit` function; calling one from a kernel is not supported."""
-
-    node: ast.FunctionDef
-    decorator: ast.expr
+    bound: tuple[Any, ...] = ()
+    """Arguments bound before the call's own (`self` of a method)."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +115,3 @@ class BoundMethod:
 
     receiver: SSAValue
     name: str
-
-
-@dataclass(frozen=True)
-class SafeModule:
-    """A standard module whose pure functions kernels may use at trace time (`math`)."""
-
-    name: str
-    module: Any

@@ -1,0 +1,298 @@
+"""Importing a kernel file as Python does, with the stand-in `pypto`, and finding its kernels.
+
+Reading a `.py` kernel **imports it**: its module-level code runs (decorators, factories,
+config objects, `import torch`, sibling helper modules), exactly as when PyPTO's JIT reads
+it. Only for the duration of that import, and only inside tileir's loading:
+
+- `sys.modules["pypto"]` (and `pypto.frontend`, ...) is `frontends.pypto.standin`'s
+  stand-in, so the real `pypto` is never needed (any real `pypto.*` entries are hidden and
+  put back after);
+- the file's folder is first on `sys.path`, so `import helpers` finds a sibling module;
+- `torch_npu`, when it is not installed, is an empty module (it only registers the NPU
+  device with torch; nothing a kernel reads comes from it).
+
+Afterwards `sys.modules` and `sys.path` are as before, except that modules the file
+imported from outside its folder (numpy, torch) stay imported. The module gets a unique
+name (`_tileir_kernel_<n>_<stem>`), so loading a file twice gives two independent modules.
+
+A failing import is one located error at the line of the kernel file (or of the helper
+module) that raised, and a missing module names what to install.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import itertools
+import sys
+import traceback
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frontends.pypto import standin
+from frontends.pypto.standin import JitKernel
+from tileir.diagnostics import TileirError
+
+__all__ = ["KernelEntry", "LoadedFile", "Sources", "is_user_file", "load_module", "looks_like_jit"]
+
+_counter = itertools.count()
+
+_NOT_USER = tuple(
+    str(Path(p).resolve())
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parents[2] / "tileir")}
+) + (str(Path(__file__).resolve().parent),)
+"""Code under these folders is library code: called, never inlined or unloaded."""
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether a function from `filename` is the user's (inlined by the translator)."""
+    if not filename or filename.startswith("<") and filename not in SOURCES.files:
+        return False
+    if filename in SOURCES.files:
+        return True
+    resolved = str(Path(filename).resolve())
+    return not any(resolved.startswith(p) for p in _NOT_USER)
+
+
+class Sources:
+    """The parsed source of every file whose functions the translator reads: the AST of
+    a live function is found by its code object's file and first line."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[list[str], ast.Module]] = {}
+
+    def add(self, filename: str, text: str) -> ast.Module:
+        try:
+            tree = ast.parse(text, filename=filename)
+        except SyntaxError as e:
+            raise TileirError(
+                f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"
+            ) from None
+        self.files[filename] = (text.splitlines(), tree)
+        return tree
+
+    def lines(self, filename: str) -> list[str]:
+        entry = self.files.get(filename)
+        return entry[0] if entry is not None else []
+
+    def tree(self, filename: str) -> ast.Module | None:
+        if filename not in self.files:
+            try:
+                text = Path(filename).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            try:
+                self.add(filename, text)
+            except TileirError:
+                return None
+        return self.files[filename][1]
+
+    def node_of(self, code: types.CodeType) -> ast.FunctionDef | ast.Lambda | None:
+        """The `def` (or `lambda`) whose code object is `code`."""
+        tree = self.tree(code.co_filename)
+        if tree is None:
+            return None
+        line = code.co_firstlineno
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if node.name == code.co_name and line in (first, node.lineno):
+                    return node  # type: ignore[return-value]
+            elif isinstance(node, ast.Lambda) and code.co_name == "<lambda>":
+                if node.lineno == line:
+                    return node
+        return None
+
+
+SOURCES = Sources()
+"""One table for the process: a file's text is read once per load (`load_module` re-adds
+the kernel file, so an edited file is read again)."""
+
+
+@dataclass
+class KernelEntry:
+    """A kernel of the loaded file: its symbol name in the IR and the names that select it
+    (the function's own name and every module-level name bound to it)."""
+
+    kernel: JitKernel
+    name: str
+    aliases: tuple[str, ...]
+
+
+@dataclass
+class LoadedFile:
+    module: types.ModuleType
+    filename: str
+    kernels: list[KernelEntry]
+    unreached: list[tuple[str, int]] = field(default_factory=list)
+    """`(name, line)` of `@pypto.frontend.jit` functions defined inside a function that
+    the module's own code never called (a factory the wrapper calls at run time)."""
+
+    def select(self, name: str | None) -> list[KernelEntry]:
+        """Every kernel, or the one `name` selects; a located error otherwise."""
+        if not self.kernels:
+            if self.unreached:
+                kname, line = self.unreached[0]
+                raise TileirError(
+                    f"{self.filename}:{line}:1: error: the kernel `{kname}` is made inside a "
+                    "function that the module does not call when it is imported, so there is "
+                    "no kernel to read: call the factory at module level "
+                    "(`k = make_kernel(...)`), or pass its result to "
+                    "frontends.pypto.load_function"
+                )
+            raise TileirError(f"{self.filename}: error: no @pypto.frontend.jit kernel in this file")
+        if name is None:
+            return self.kernels
+        found = [k for k in self.kernels if name == k.name or name in k.aliases]
+        exact = [k for k in found if k.name == name]
+        if len(exact) == 1 or len(found) == 1:
+            return exact or found
+        names = ", ".join(k.name for k in self.kernels)
+        if not found:
+            raise TileirError(
+                f"{self.filename}: error: no @pypto.frontend.jit kernel named {name!r} "
+                f"(kernels: {names})"
+            )
+        raise TileirError(
+            f"{self.filename}: error: {name!r} names {len(found)} kernels; select one of "
+            f"{', '.join(k.name for k in found)}"
+        )
+
+
+def load_module(text: str, filename: str) -> LoadedFile:
+    """Import `text` as the module of `filename` (see the module docstring)."""
+    tree = SOURCES.add(filename, text)
+    stem = "".join(c if c.isalnum() else "_" for c in Path(filename).stem)
+    name = f"_tileir_kernel_{next(_counter)}_{stem}"
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = filename
+    folder = Path(filename).resolve().parent if Path(filename).exists() else None
+    try:
+        code = compile(tree, filename, "exec")
+    except SyntaxError as e:  # what only the compiler checks (`continue` outside a loop)
+        raise TileirError(
+            f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"
+        ) from None
+    with _patched(name, module, folder), standin.collecting() as made:
+        try:
+            exec(code, module.__dict__)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # the user's code may raise anything, SystemExit too
+            raise _import_error(e, filename) from None
+    return LoadedFile(module, filename, _entries(module, filename, made), _unreached(tree, made))
+
+
+@contextmanager
+def _patched(name: str, module: types.ModuleType, folder: Path | None) -> Iterator[None]:
+    saved_path = list(sys.path)
+    hidden = {k: v for k, v in sys.modules.items() if k == "pypto" or k.startswith("pypto.")}
+    before = set(sys.modules)
+    for k in hidden:
+        del sys.modules[k]
+    sys.modules.update(standin.modules())
+    stubbed = []
+    if "torch_npu" not in sys.modules and importlib.util.find_spec("torch_npu") is None:
+        sys.modules["torch_npu"] = types.ModuleType("torch_npu", "tileir's empty stand-in")
+        stubbed.append("torch_npu")
+    sys.modules[name] = module
+    if folder is not None:
+        sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        for k in list(sys.modules):
+            if k not in before and (k == name or k in stubbed or _unload(sys.modules[k])):
+                del sys.modules[k]
+        for k in [k for k in sys.modules if k == "pypto" or k.startswith("pypto.")]:
+            del sys.modules[k]
+        sys.modules.update(hidden)
+
+
+def _unload(mod: Any) -> bool:
+    """A module imported during the load that must not outlive it: any of the user's
+    (a sibling helper module binds the stand-in `pypto`; a later real import must not see
+    it). Library modules (numpy, torch) stay imported."""
+    file = getattr(mod, "__file__", None)
+    return isinstance(file, str) and is_user_file(file)
+
+
+def _import_error(e: BaseException, filename: str) -> TileirError:
+    frames = traceback.extract_tb(e.__traceback__)
+    user = [f for f in frames if is_user_file(f.filename)]
+    where = user[-1] if user else None
+    if isinstance(e, ModuleNotFoundError) and e.name:
+        top = e.name.split(".")[0]
+        what = (
+            f"the kernel file imports `{e.name}`, which is not installed (reading a kernel "
+            f"file imports it: install {top} to read this kernel)"
+        )
+    elif isinstance(e, ImportError):
+        what = f"importing the kernel file failed: {e}"
+    elif isinstance(e, TileirError):
+        return e
+    else:
+        what = f"importing the kernel file raised {type(e).__name__}: {e}"
+    if where is None:
+        return TileirError(f"{filename}: error: {what}")
+    col = (where.colno or 0) + 1
+    text = f"{where.filename}:{where.lineno}:{col}: error: {what}"
+    if where.line:
+        text += f"\n{where.lineno:5} | {where.line}"
+    return TileirError(text)
+
+
+def _entries(module: types.ModuleType, filename: str, made: list[JitKernel]) -> list[KernelEntry]:
+    bound: dict[int, list[str]] = {}
+    for key, value in vars(module).items():
+        if isinstance(value, JitKernel):
+            bound.setdefault(id(value), []).append(key)
+    kernels: list[JitKernel] = []
+    for k in made:
+        mine = k.fn.__code__.co_filename == filename or id(k) in bound
+        if mine and all(k is not other for other in kernels):
+            kernels.append(k)
+    used: set[str] = set()
+    out: list[KernelEntry] = []
+    for k in kernels:
+        names = bound.get(id(k), [])
+        own = k.fn.__name__
+        base = own if own in names or not names else names[0]
+        sym = base
+        n = 1
+        while sym in used:
+            sym = f"{base}_{n}"
+            n += 1
+        used.add(sym)
+        out.append(KernelEntry(k, sym, tuple(dict.fromkeys([*names, own]))))
+    return out
+
+
+def looks_like_jit(dec: ast.expr) -> bool:
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    return (isinstance(target, ast.Attribute) and target.attr == "jit") or (
+        isinstance(target, ast.Name) and target.id == "jit"
+    )
+
+
+def _unreached(tree: ast.Module, made: list[JitKernel]) -> list[tuple[str, int]]:
+    lines = {k.fn.__code__.co_firstlineno for k in made}
+    out = []
+    for outer in ast.walk(tree):
+        if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(outer):
+            if node is outer or not isinstance(node, ast.FunctionDef):
+                continue
+            if any(looks_like_jit(d) for d in node.decorator_list):
+                first = node.decorator_list[0].lineno
+                if first not in lines and node.lineno not in lines:
+                    out.append((node.name, node.lineno))
+    return out

@@ -1,0 +1,212 @@
+"""The stand-in `pypto` package that a kernel file imports while tileir loads it.
+
+PyPTO's frontend is a JIT: the user's module is imported (decorators run, factories are
+called, config objects are built), and a kernel is read from its live function when it is
+called. tileir does the same without the real `pypto`: while `frontends.pypto.loader`
+imports a kernel file, `sys.modules["pypto"]` is this stand-in, and nothing else.
+
+Every name in it is a `PyptoRef` (`pypto.RunMode.NPU`, `pypto.STATIC`, `pypto.exp`), a
+data type (`pypto.DT_BF16`), or one of the few functions module-level code runs:
+
+- `@pypto.frontend.jit` / `@pypto.frontend.jit(**options)` make a `JitKernel`, recorded
+  in the loader's registry wherever it runs (module level or inside a factory);
+- `@pypto.frontend.function` marks a helper;
+- `pypto.frontend.dynamic(name)`, `pypto.Tensor(shape, dtype, ...)` /
+  `pypto.Tensor[shape, dtype]` / `pypto.tensor()` annotations.
+
+Everything else is only a name until a kernel body uses it, where the translator reads it.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from frontends.pypto.values import Dynamic, PyptoRef, TensorSpec
+from tileir.dialect import dtypes
+
+__all__ = ["JitKernel", "StandinError", "call_at_import", "collecting", "modules", "pypto_name"]
+
+SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed")
+"""`import pypto.<name>` works for these (their names are `PyptoRef`s like the rest)."""
+
+STANDIN_PATH = "__tileir_standin_path__"
+"""The attribute naming a stand-in module's path inside `pypto`."""
+
+PYPTO_FUNCTION = "__tileir_pypto_function__"
+"""Set on a function decorated `@pypto.frontend.function`."""
+
+_SHAPE_MARKERS = frozenset({("STATIC",), ("DYNAMIC",), ("DYN",)})
+
+
+class StandinError(TypeError):
+    """A use of `pypto` at import time that the stand-in does not run."""
+
+
+class JitKernel:
+    """What `@pypto.frontend.jit` makes: the user's function and the decorator's options.
+
+    tileir reads it, it does not run it: `frontends.pypto.load_function(kernel, *args)`
+    specialises it to the call's shapes and scalars. (Calling it to run on the numpy back
+    end, PyPTO's interpret mode, is the natural next step: it would be that load followed
+    by a run that writes the outputs back into the arguments.)"""
+
+    def __init__(self, fn: Callable[..., Any], options: dict[str, Any]):
+        if not isinstance(fn, types.FunctionType):
+            raise StandinError(f"@pypto.frontend.jit decorates a function, not {fn!r}")
+        self.fn = fn
+        self.options = options
+        self._original_func = fn  # where PyPTO's own wrapper keeps it
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise StandinError(
+            f"tileir reads the kernel {self.fn.__name__}() but does not run it from Python; "
+            "build its IR with frontends.pypto.load_function(kernel, *args)"
+        )
+
+    def __repr__(self) -> str:
+        return f"<pypto.frontend.jit kernel {self.fn.__qualname__}>"
+
+
+_registries: list[list[JitKernel]] = []
+
+
+@contextmanager
+def collecting() -> Iterator[list[JitKernel]]:
+    """Record every `JitKernel` made while the block runs (the loader's import)."""
+    found: list[JitKernel] = []
+    _registries.append(found)
+    try:
+        yield found
+    finally:
+        _registries.remove(found)
+
+
+def pypto_name(path: tuple[str, ...]) -> Any:
+    """`pypto.<path>`: a data type for `DT_*` names tileir knows, else a `PyptoRef`."""
+    last = path[-1] if path else ""
+    if last.startswith("DT_") and (len(path) == 1 or path[-2] == "DataType"):
+        if last in dtypes.BY_PYPTO:
+            return dtypes.BY_PYPTO[last]
+    return PyptoRef(path)
+
+
+def _jit(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def make(fn: Any) -> JitKernel:
+        kernel = JitKernel(fn, dict(kwargs))
+        for registry in _registries:
+            registry.append(kernel)
+        return kernel
+
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return make(args[0])
+    if args:
+        raise StandinError("pypto.frontend.jit takes its options as keyword arguments")
+    return make
+
+
+def _function(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if len(args) != 1 or kwargs or not isinstance(args[0], types.FunctionType):
+        raise StandinError("@pypto.frontend.function decorates a function")
+    setattr(args[0], PYPTO_FUNCTION, True)
+    return args[0]
+
+
+def _dynamic(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Dynamic:
+    def sig(name: str) -> str:
+        return name
+
+    name = sig(*args, **kwargs)
+    if not isinstance(name, str):
+        raise StandinError("pypto.frontend.dynamic() takes the dim's name as a string")
+    return Dynamic(name)
+
+
+def _is_dim(d: Any, last: bool) -> bool:
+    if isinstance(d, bool):
+        return False
+    if isinstance(d, int):
+        return d > 0
+    if isinstance(d, Dynamic):
+        return True
+    if isinstance(d, PyptoRef):
+        return d.path in _SHAPE_MARKERS
+    return d is Ellipsis and last
+
+
+def _tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TensorSpec:
+    def sig(shape: Any = None, dtype: Any = None, name: str = "", format: Any = None, **_: Any):
+        return shape, dtype, format
+
+    shape, dtype, fmt = sig(*args, **kwargs)
+    if shape is not None:
+        if not isinstance(shape, list | tuple) or not all(
+            _is_dim(d, i == len(shape) - 1) for i, d in enumerate(shape)
+        ):
+            raise StandinError(
+                f"pypto.Tensor shape must list positive ints, pypto.STATIC, pypto.DYNAMIC, "
+                f"pypto.frontend.dynamic names and a final `...`, got {shape!r}"
+            )
+        shape = tuple(PyptoRef(("DYNAMIC",)) if d == PyptoRef(("DYN",)) else d for d in shape)
+    if dtype is not None and not isinstance(dtype, dtypes.ElementType | PyptoRef):
+        raise StandinError(f"pypto.Tensor dtype must be a pypto.DT_* data type, got {dtype!r}")
+    if fmt is not None and not isinstance(fmt, PyptoRef):
+        raise StandinError(f"pypto.Tensor format must be a pypto.TileOpFormat, got {fmt!r}")
+    return TensorSpec(shape, dtype, fmt.dotted if fmt is not None else None)
+
+
+_AT_IMPORT: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {
+    ("frontend", "jit"): _jit,
+    ("frontend", "function"): _function,
+    ("frontend", "dynamic"): _dynamic,
+    ("Tensor",): _tensor,
+    ("tensor",): _tensor,
+}
+
+
+def call_at_import(path: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """`pypto.<path>(*args, **kwargs)` run by the user's module-level code."""
+    fn = _AT_IMPORT.get(path)
+    if fn is None:
+        dotted = ".".join(("pypto", *path))
+        raise StandinError(
+            f"{dotted}() is only read inside a kernel: tileir's stand-in pypto does not run "
+            "it at import time"
+        )
+    return fn(args, kwargs)
+
+
+def _module(name: str, path: tuple[str, ...]) -> types.ModuleType:
+    mod = types.ModuleType(name, "tileir's stand-in for the real pypto (see frontends.pypto)")
+
+    def getattr_(attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return pypto_name((*path, attr))
+
+    mod.__getattr__ = getattr_  # type: ignore[method-assign]
+    setattr(mod, STANDIN_PATH, path)
+    return mod
+
+
+def modules() -> dict[str, types.ModuleType]:
+    """Fresh `sys.modules` entries for `pypto` and its submodules."""
+    root = _module("pypto", ())
+    root.__path__ = []  # a package, so that `import pypto.frontend` finds the entries below
+    out = {"pypto": root}
+    for sub in SUBMODULES:
+        out[f"pypto.{sub}"] = _module(f"pypto.{sub}", (sub,))
+    return out
+
+
+def standin_path(value: Any) -> tuple[str, ...] | None:
+    """The `pypto` path of a stand-in module, None for anything else."""
+    if isinstance(value, types.ModuleType):
+        path = getattr(value, STANDIN_PATH, None)
+        if isinstance(path, tuple):
+            return path
+    return None
