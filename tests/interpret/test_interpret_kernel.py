@@ -45,7 +45,7 @@ def test_jit_returns_a_kernel_that_writes_outputs_in_place(impl):
     y = torch.full((13, 64), float("nan"), dtype=torch.bfloat16)
     x_sum = torch.empty(13, 64, dtype=torch.bfloat16)
     pointers = (y.data_ptr(), x_sum.data_ptr())
-    assert impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum) is None
+    assert impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum, 1e-6) is None
     assert (y.data_ptr(), x_sum.data_ptr()) == pointers
     y_ref, s_ref = _golden(x, residual, gamma)
     assert torch.equal(x_sum, s_ref)  # one bf16 rounding of an exact fp32 sum
@@ -66,7 +66,7 @@ def test_numpy_arguments(impl):
     x, residual, gamma = (t.float().numpy().astype(ml_dtypes.bfloat16) for t in _inputs(5))
     y = np.zeros((5, 64), ml_dtypes.bfloat16)
     x_sum = np.zeros((5, 64), ml_dtypes.bfloat16)
-    impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum)
+    impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum, eps=1e-6)
     expected = (x.astype(np.float32) + residual.astype(np.float32)).astype(ml_dtypes.bfloat16)
     assert np.array_equal(x_sum.view(np.int16), expected.view(np.int16))
 
@@ -76,35 +76,38 @@ def count_builds(monkeypatch):
     builds = []
     real = kernel_mod.build_module
 
-    def counting(fn, arguments):
+    def counting(fn, arguments, options):
         builds.append({n: getattr(v, "shape", v) for n, v in arguments.items()})
-        return real(fn, arguments)
+        return real(fn, arguments, options)
 
     monkeypatch.setattr(kernel_mod, "build_module", counting)
     return builds
 
 
+def _call(k, rows, hidden=64, eps=1e-6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x, residual = (torch.randn(rows, hidden, generator=g).to(torch.bfloat16) for _ in range(2))
+    gamma = torch.randn(1, hidden, generator=g).to(torch.bfloat16)
+    y, x_sum = (torch.empty(rows, hidden, dtype=torch.bfloat16) for _ in range(2))
+    k(x, residual, gamma, y, x_sum, eps)
+    y_ref, s_ref = _golden(x, residual, gamma, eps)
+    assert torch.equal(x_sum, s_ref)
+    torch.testing.assert_close(y.float(), y_ref.float(), atol=1e-2, rtol=1e-2)
+
+
 def test_one_signature_is_specialised_once(impl, count_builds):
     k = impl.add_rms_norm_kernel
-    for seed in range(3):  # same shapes and dtypes, other values
-        x, residual, gamma = _inputs(13, seed)
-        y, x_sum = (
-            torch.empty(13, 64, dtype=torch.bfloat16),
-            torch.empty(13, 64, dtype=torch.bfloat16),
-        )
-        k(x, residual, gamma, y, x_sum)
-        assert torch.equal(x_sum, _golden(x, residual, gamma)[1])
+    for seed in range(3):  # same shapes, dtypes and scalars, other values
+        _call(k, 13, seed=seed)
     assert len(count_builds) == 1 and k.specialisations == 1
-    x, residual, gamma = _inputs(20)  # another row count: another specialisation
-    k(
-        x,
-        residual,
-        gamma,
-        torch.empty(20, 64, dtype=torch.bfloat16),
-        torch.empty(20, 64, dtype=torch.bfloat16),
-    )
-    assert len(count_builds) == 2 and k.specialisations == 2
-    assert count_builds[1]["x"] == (20, 64)
+    _call(k, 30)  # rows are pypto.DYNAMIC: the same specialisation, as in PyPTO
+    assert len(count_builds) == 1
+    _call(k, 13, hidden=32)  # the hidden size is pypto.STATIC: a new one
+    assert len(count_builds) == 2 and count_builds[1]["x"] == (13, 32)
+    _call(k, 13, eps=1e-3)  # a scalar is a constant of the specialisation: a new one
+    assert len(count_builds) == 3 and count_builds[2]["eps"] == 1e-3
+    _call(k, 7, eps=1e-3)
+    assert len(count_builds) == 3 == k.specialisations
 
 
 BROKEN = """
@@ -134,8 +137,9 @@ def test_a_kernel_tileir_cannot_read_raises_the_located_error(tmp_path, interpre
 def test_a_wrong_dtype_names_the_argument(impl):
     x, residual, gamma = _inputs(4)
     y, x_sum = torch.zeros(4, 64, dtype=torch.bfloat16), torch.zeros(4, 64, dtype=torch.float32)
-    with pytest.raises(KernelError, match="'x_sum' has dtype float32, expected bfloat16"):
-        impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum)
+    with pytest.raises(KernelError, match="x_sum") as info:
+        impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum, 1e-6)
+    assert "float32" in str(info.value) and "add_rms_norm_impl.py:" in str(info.value)
     assert not x_sum.any()  # nothing half-written
 
 
@@ -149,7 +153,7 @@ def test_pipeline_runs_the_passes_and_keeps_the_bits(impl, monkeypatch):
             torch.empty(13, 64, dtype=torch.bfloat16),
             torch.empty(13, 64, dtype=torch.bfloat16),
         )
-        impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum)
+        impl.add_rms_norm_kernel(x, residual, gamma, y, x_sum, 1e-6)
         (spec,) = impl.add_rms_norm_kernel.cache.values()
         stages = [op for op in spec.module.walk() if isinstance(op, pto.StageOp)]
         assert bool(stages) == (pipeline == "default")  # vc-split ran

@@ -4,7 +4,8 @@ Calling a `Kernel` does what PyPTO's jit wrapper does on the device, on the CPU:
 
 1. bind the call to the function's parameters (tensors and scalars, positional or by
    name) and look the call's signature up in the kernel's cache: every tensor's shape
-   and dtype, every other argument's value;
+   and dtype, every other argument's value; dims that a cached specialisation left
+   dynamic (`pypto.DYNAMIC`, `pypto.frontend.dynamic`) do not count, as in PyPTO;
 2. on a miss, *specialise*: build the kernel's `pto` IR for that signature with tileir's
    PyPTO frontend (`build_module`, the one seam to it), run `TILEIR_PIPELINE` on it if
    set, and lower it to a numpy back-end plan;
@@ -23,7 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,41 +43,40 @@ class KernelError(TileirError):
     a line of the kernel) and the call it happened on."""
 
 
-def build_module(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> ModuleOp:
+def build_module(
+    fn: Callable[..., Any], arguments: Mapping[str, Any], options: Mapping[str, Any]
+) -> ModuleOp:
     """The kernel `fn` specialised to one call (`arguments` by parameter name: numpy
-    arrays for tensors, Python values for the rest): the seam to tileir's frontend.
-
-    A frontend whose `load_function` takes example arguments (the JIT model) builds the
-    kernel for them; the source-reading one builds it from the annotations and the
-    scalar defaults, so there a scalar other than its default is refused."""
+    arrays for tensors, Python values for the rest): the seam to tileir's frontend, which
+    reads it from the live function (its globals and closure) as a `JitKernel` with the
+    decorator's `options`."""
     from frontends.pypto import load_function
+    from frontends.pypto.standin import JitKernel
 
-    params = inspect.signature(load_function).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        # The JIT model: a `JitKernel` is read from the live function (its globals and
-        # closure), without importing its file again.
-        from frontends.pypto.standin import JitKernel
-
-        return load_function(JitKernel(fn, {}), **arguments)
-    for name, p in inspect.signature(fn).parameters.items():
-        value = arguments.get(name, p.default)
-        if not is_tensor(value) and value != p.default:
-            raise TileirError(
-                f"error: kernel {fn.__name__}: scalar argument {name}={value!r} differs from "
-                f"its default {p.default!r}; this frontend builds kernels for the defaults"
-            )
-    return load_function(fn)
+    return load_function(JitKernel(fn, dict(options)), **arguments)
 
 
-def _key_of(value: Any) -> Hashable:
-    """The cache key of one argument: shape and dtype for a tensor, else the value."""
+Pattern = frozenset[tuple[str, int]]
+"""The `(parameter, dim)`s a specialisation leaves dynamic (`?` in its IR)."""
+
+
+def _key_of(value: Any, dynamic: Sequence[int] = ()) -> Hashable:
+    """The cache key of one argument: shape (`None` for the `dynamic` dims) and dtype
+    for a tensor, else the value."""
     if is_tensor(value):
-        return ("tensor", tuple(value.shape), str(value.dtype))
+        shape = tuple(None if d in dynamic else s for d, s in enumerate(value.shape))
+        return ("tensor", shape, str(value.dtype))
     try:
         hash(value)
     except TypeError:
         return ("object", id(value))  # a config object: its identity
     return (type(value).__name__, value)
+
+
+def _key(values: Mapping[str, Any], pattern: Pattern) -> Hashable:
+    return tuple(
+        (name, _key_of(v, [d for n, d in pattern if n == name])) for name, v in values.items()
+    )
 
 
 @dataclass
@@ -99,6 +99,9 @@ class Kernel:
         self.options = dict(options)
         self.signature = inspect.signature(fn)
         self.cache: dict[Hashable, Specialisation] = {}
+        self._patterns: list[Pattern] = [frozenset()]
+        """Dynamic-dim patterns of the specialisations so far: a call whose signature
+        differs from a cached one only in dims that one left dynamic reuses it."""
         self.specialisations = 0
         """How many times IR was built for this kernel (one per new call signature)."""
 
@@ -113,10 +116,21 @@ class Kernel:
             raise TypeError(f"kernel {self.__name__}: {e}") from None
         bound.apply_defaults()
         values = bound.arguments
-        key = tuple((name, _key_of(v)) for name, v in values.items())
-        spec = self.cache.get(key)
+        spec = next(
+            (s for p in self._patterns if (s := self.cache.get(_key(values, p))) is not None),
+            None,
+        )
         if spec is None:
-            spec = self.cache[key] = self._specialise(values)
+            spec = self._specialise(values)
+            pattern = frozenset(
+                (name, d)
+                for name in spec.plan.arg_names
+                for d, size in enumerate(spec.plan.shape(name))
+                if size == -1
+            )
+            if pattern not in self._patterns:
+                self._patterns.append(pattern)
+            self.cache[_key(values, pattern)] = spec
         arrays = {
             name: to_numpy(v, f"kernel {self.__name__}, argument {name!r}")
             for name, v in values.items()
@@ -141,7 +155,7 @@ class Kernel:
             for n, v in values.items()
         }
         try:
-            module = build_module(self._original_func, arguments)
+            module = build_module(self._original_func, arguments, self.options)
         except TileirError as e:
             raise self._located(e, values, "reading kernel") from None
         pipeline = os.environ.get(PIPELINE_ENV, "").strip()
