@@ -174,7 +174,7 @@ def load_module(text: str, filename: str) -> LoadedFile:
     module.__file__ = filename
     folder = Path(filename).resolve().parent if Path(filename).exists() else None
     try:
-        code = compile(tree, filename, "exec")
+        code = compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as e:  # what only the compiler checks (`continue` outside a loop)
         raise TileirError(
             f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"

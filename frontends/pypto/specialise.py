@@ -205,13 +205,9 @@ def tensor_param(name: str, spec: TensorSpec, example: ArgShape | None) -> Tenso
             names.append(dim.name if isinstance(dim, Dynamic) else f"{name}_{d}")
             if dim == STATIC:
                 call_dims.append(d)
-    marked = written is None or any(not isinstance(x, int | Dynamic) for x in written)
-    return TensorParam(
-        MemRefType(elem.mlir, shape),
-        names,
-        [_token(x) for x in written] if marked and written is not None else ([] if marked else None),
-        call_dims,
-    )
+    marked = not written or any(not isinstance(x, int | Dynamic) for x in written)
+    tokens = [_token(x) for x in written or ()] if marked else None
+    return TensorParam(MemRefType(elem.mlir, shape), names, tokens, call_dims)
 
 
 def _token(dim: Any) -> str:

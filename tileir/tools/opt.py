@@ -44,6 +44,33 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def add_kernel_call_arguments(arg_parser: argparse.ArgumentParser) -> None:
+    """`--arg` / `--input`: the example call a `.py` kernel is specialised to."""
+    arg_parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a kernel parameter of the call the .py kernel is built for: a tensor shape "
+        "(13x64xbf16) or a scalar (1e-5, [32, 16]); repeatable",
+    )
+    if not any("--input" in a.option_strings for a in arg_parser._actions):
+        arg_parser.add_argument(
+            "--input",
+            action="append",
+            default=[],
+            metavar="NAME=FILE.npy",
+            help="a tensor parameter of that call, with the array's shape and dtype",
+        )
+
+
+def _load_kernel_call(chunk: IO[bytes], name: str, args: list[str], inputs: list[str]) -> ModuleOp:
+    from frontends.pypto import load_source
+    from frontends.pypto.specialise import parse_cli_args
+
+    return load_source(chunk.read().decode("utf-8"), name, args=parse_cli_args(args, inputs))
+
+
 class TileirOptMain(xDSLOptMain):
     version_format = "tileir-opt (xdsl {xdsl_version})"
 
@@ -62,11 +89,14 @@ class TileirOptMain(xDSLOptMain):
             f"(default {VERIFY_SEMANTICS_INPUTS}) with the numpy back end and stop if an "
             "output differs, writing a reproducer file",
         )
+        add_kernel_call_arguments(arg_parser)
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
         frontend = self.args.frontend or file_extension
+        if frontend == "py" and (self.args.arg or self.args.input):
+            return _load_kernel_call(chunk, self.get_input_name(), self.args.arg, self.args.input)
         if frontend != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
         text = chunk.read().decode("utf-8")

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tileir.diagnostics import TileirError, format_exception
 
 
-def _load_module(path: Path) -> ModuleOp:
+def _load_module(path: Path, call: dict[str, object] | None = None) -> ModuleOp:
     if path.suffix == ".py":
         try:
             from frontends.pypto import load_file  # type: ignore[attr-defined]
@@ -33,7 +33,7 @@ def _load_module(path: Path) -> ModuleOp:
                 f"error: {path}: reading PyPTO kernel files needs tileir's PyPTO frontend "
                 "(frontends.pypto.load_file), which is not available"
             ) from None
-        return load_file(str(path))
+        return load_file(str(path), args=call)
     from tileir.ir import parse_module
 
     return parse_module(path.read_text(encoding="utf-8"), str(path))
@@ -79,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
         help="the size of a dynamic dim for --random-inputs (default 16, or the size the "
         "given inputs set)",
     )
+    p.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="for a .py kernel: a parameter of the call it is built for, a tensor shape "
+        "(13x64xbf16) or a scalar (1e-5); --input arrays give their shapes too",
+    )
     p.add_argument("--output-dir", required=True, type=Path, help="where <name>.npy go")
     return p
 
@@ -87,7 +95,7 @@ def run_cli(args: argparse.Namespace) -> None:
     from tileir.backends.numpy import compile_kernel, random_inputs
     from tileir.npyio import load_npy, save_npy_files
 
-    module = _load_module(Path(args.file))
+    module = _load_module(Path(args.file), _kernel_call(args))
     plan = compile_kernel(module, args.kernel)
     files = _parse_inputs(args.input)
     unknown = sorted(set(files) - set(plan.arg_names))
@@ -109,6 +117,17 @@ def run_cli(args: argparse.Namespace) -> None:
     out_dir: Path = args.output_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     save_npy_files({out_dir / f"{name}.npy": array for name, array in outputs.items()})
+
+
+def _kernel_call(args: argparse.Namespace) -> dict[str, object] | None:
+    """For a `.py` kernel: the call it is specialised to (`--arg`, and `--input` shapes)."""
+    if Path(args.file).suffix != ".py":
+        if args.arg:
+            raise TileirError("error: --arg is for .py kernel files (an .mlir kernel is built)")
+        return None
+    from frontends.pypto.specialise import parse_cli_args
+
+    return parse_cli_args(args.arg, args.input)
 
 
 def _parse_dims(specs: Sequence[str]) -> dict[str, int]:

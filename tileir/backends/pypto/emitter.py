@@ -567,7 +567,12 @@ class _KernelWriter:
                 self.dynamic[next(dyn)] if d == DYNAMIC_INDEX else str(d)
                 for d in arg.type.get_shape()
             ]
-            annotation = f"pypto.Tensor([{', '.join(dims)}], {dtype_expr(arg.type.element_type)})"
+            dims = _as_written(k, name, dims)
+            annotation = f"pypto.Tensor([{', '.join(dims)}], {dtype_expr(arg.type.element_type)}"
+            fmt = k.attributes.get("tensor_formats")
+            if isinstance(fmt, DictionaryAttr) and isinstance(fmt.data.get(name), StringAttr):
+                annotation += f", format={_pypto_name(fmt.data[name].data)}"
+            annotation += ")"
             params.append(f"{self.names[arg]}: {annotation}")
         options = k.jit_options.data if k.jit_options is not None else {}
         kwargs = ", ".join(f"{sanitize(key)}={literal(v)}" for key, v in options.items())
@@ -879,3 +884,33 @@ class PyptoTarget(Target):
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         output.write(emit_module(module))
+
+
+def _pypto_name(dotted: str) -> str:
+    """A `pypto.X.Y` name kept in the IR, checked before it is written as code."""
+    if not dotted.startswith("pypto.") or not all(p.isidentifier() for p in dotted.split(".")):
+        raise TileirError(f"error: {dotted!r} is not a pypto name")
+    return dotted
+
+
+def _as_written(k: pto.KernelOp, name: str, dims: list[str]) -> list[str]:
+    """A kernel argument's dims as its source wrote them (`shape_annotations`, which the
+    frontend keeps for `pypto.STATIC` / `pypto.DYNAMIC` / `...` / `[]` annotations): PyPTO
+    then specialises the emitted kernel to the call as it did the original."""
+    written = k.attributes.get("shape_annotations")
+    if not isinstance(written, DictionaryAttr) or name not in written.data:
+        return dims
+    tokens = written.data[name]
+    assert isinstance(tokens, ArrayAttr)
+    out: list[str] = []
+    for i, t in enumerate(tokens.data):
+        text = t.data if isinstance(t, StringAttr) else ""
+        if text == "...":
+            return [*out, "..."]
+        if text == "":
+            out.append(dims[i])
+        elif text.isdigit():
+            out.append(text)
+        else:
+            out.append(_pypto_name(text))
+    return out
