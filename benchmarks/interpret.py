@@ -13,7 +13,8 @@ seed kernel's independent numpy golden with its tolerance):
 - `pypto`: one call through the real pypto's pass-verify interpreter
   (`tileir.backends.pypto.harness.run_kernel`: a worker process with the cached
   calculator, PyPTO's only way to compute values without an NPU), median of `--repeat`;
-- ratios: `pypto / per call` and `pypto / process`.
+- ratios: `pypto / per call` and `pypto / process` (wall time, and CPU time of the
+  child processes, which a loaded machine distorts less).
 
 Timings are wall-clock on whatever else the machine runs: compare the ratios, not the
 absolute numbers, and repeat.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -124,7 +126,12 @@ def interpret_in_process(k: SeedKernel, inputs, golden, repeat: int) -> tuple[fl
     return first, statistics.median(times), _close(k, actual, golden)
 
 
-def interpret_process(k: SeedKernel, inputs, repeat: int) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def interpret_process(k: SeedKernel, inputs, repeat: int) -> tuple[float, float]:
     from tileir.dialect.dtypes import BY_SHORT
 
     with tempfile.TemporaryDirectory() as wd:
@@ -146,26 +153,28 @@ def interpret_process(k: SeedKernel, inputs, repeat: int) -> float:
             SCRIPT.format(path=str(k.path), npz=npz, args=spec, kernel=k.kernel)
         )
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _children_cpu()
             subprocess.run([sys.executable, "-m", "tileir.interpret", script], check=True, env=env)
             times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+            cpu.append(_children_cpu() - c0)
+    return statistics.median(times), statistics.median(cpu)
 
 
-def pypto_call(k: SeedKernel, inputs, golden, repeat: int) -> tuple[float, bool]:
+def pypto_call(k: SeedKernel, inputs, golden, repeat: int) -> tuple[float, float, bool]:
     from tileir.backends.pypto.harness import ArgSpec, run_kernel
 
     args = [ArgSpec(n, s, d) for n, s, d in k.args]
-    times, ok = [], True
+    times, cpu, ok = [], [], True
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as wd:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _children_cpu()
             out = run_kernel(k.path, k.kernel, args, inputs, outputs=k.outputs, workdir=wd)
             times.append(time.perf_counter() - t0)
+            cpu.append(_children_cpu() - c0)
         ok = ok and _close(k, out, golden)
-    return statistics.median(times), ok
+    return statistics.median(times), statistics.median(cpu), ok
 
 
 def main() -> None:
@@ -181,12 +190,12 @@ def main() -> None:
         inputs = k.make_inputs(np.random.default_rng(0))
         golden = k.golden(inputs)
         first, per_call, ok = interpret_in_process(k, inputs, golden, args.repeat)
-        process = interpret_process(k, inputs, args.repeat)
+        process, process_cpu = interpret_process(k, inputs, args.repeat)
         if args.no_pypto:
-            pypto, pypto_ok = float("nan"), False
+            pypto, pypto_cpu, pypto_ok = float("nan"), float("nan"), False
         else:
-            pypto, pypto_ok = pypto_call(k, inputs, golden, args.repeat)
-        rows.append((name, first, per_call, process, pypto, ok, pypto_ok))
+            pypto, pypto_cpu, pypto_ok = pypto_call(k, inputs, golden, args.repeat)
+        rows.append((name, first, per_call, process, process_cpu, pypto, pypto_cpu, ok, pypto_ok))
         print(f"done {name}", file=sys.stderr)
     print(
         "| kernel | first call (s) | per call (ms) | process (s) | pypto interpreter (s) "
