@@ -26,13 +26,16 @@ import inspect
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tileir.diagnostics import TileirError
 from tileir.interpret.tensors import describe, is_tensor, to_numpy
+
+if TYPE_CHECKING:
+    from tileir.backends.numpy import Plan
 
 PIPELINE_ENV = "TILEIR_PIPELINE"
 VERIFY_ENV = "TILEIR_VERIFY_SEMANTICS"
@@ -84,9 +87,9 @@ class Specialisation:
     """One signature's kernel: the plan to run, and with verification on, the plan of
     the kernel before the passes."""
 
-    plan: Any
+    plan: Plan
     module: ModuleOp
-    reference: Any | None = None
+    reference: Plan | None = None
     pipeline: str = ""
 
 
