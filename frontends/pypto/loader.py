@@ -43,7 +43,12 @@ _counter = itertools.count()
 
 _NOT_USER = tuple(
     str(Path(p).resolve())
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parents[2] / "tileir")}
+    for p in {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        str(Path(__file__).parents[2] / "tileir"),
+    }
 ) + (str(Path(__file__).resolve().parent),)
 """Code under these folders is library code: called, never inlined or unloaded."""
 
@@ -294,5 +299,5 @@ def _unreached(tree: ast.Module, made: list[JitKernel]) -> list[tuple[str, int]]
             if any(looks_like_jit(d) for d in node.decorator_list):
                 first = node.decorator_list[0].lineno
                 if first not in lines and node.lineno not in lines:
-                    out.append((node.name, node.lineno))
+                    out.append((node.name, first))
     return out

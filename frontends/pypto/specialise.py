@@ -168,7 +168,9 @@ def tensor_param(name: str, spec: TensorSpec, example: ArgShape | None) -> Tenso
     if written is None or written == ():
         if example is None:
             what = "pypto.tensor()" if written is None else "pypto.Tensor([])"
-            raise TileirError(f"`{name}` is annotated {what}: its shape comes from the call; {give}")
+            raise TileirError(
+                f"`{name}` is annotated {what}: its shape comes from the call; {give}"
+            )
         dims = [STATIC] * len(example.shape)
     elif written[-1] is Ellipsis:
         if example is None:

@@ -216,7 +216,7 @@ _SPECIAL_SIGS: dict[str, Callable[..., None]] = {
 _SCALAR_FUNCS = frozenset({"min", "max", "ceildiv"})
 """`pypto.min(a, b)` and friends: Python ints fold, index values become arith ops."""
 
-_NEEDS_VALUE = ("index value", "constant", "known at trace time")
+_NEEDS_VALUE = ("index value", "constant", "known at trace time", "known when")
 """Error messages that say Python needed a value which the call's shapes would give."""
 
 
@@ -592,7 +592,9 @@ class Translator:
             if not isinstance(spec, TensorSpec):
                 # A scalar or config parameter: a constant of this specialisation.
                 if example is not None:
-                    self.fail(arg, f"`{arg.arg}` is not a tensor parameter, but the call gives {example}")
+                    self.fail(
+                        arg, f"`{arg.arg}` is not a tensor parameter, but the call gives {example}"
+                    )
                 if value is _MISSING:
                     value = param.default
                 if value is inspect.Parameter.empty:
@@ -604,7 +606,10 @@ class Translator:
                 constants[arg.arg] = value
                 continue
             if value is not _MISSING and example is None:
-                self.fail(arg, f"tensor parameter `{arg.arg}` needs a tensor, the call gives {describe(value)}")
+                self.fail(
+                    arg,
+                    f"tensor parameter `{arg.arg}` needs a tensor, the call gives {describe(value)}",
+                )
             try:
                 tp = specialise.tensor_param(arg.arg, spec, example)
             except TileirError as e:
@@ -625,9 +630,7 @@ class Translator:
                 f"{', '.join(f'`{n}`' for n in needs_call)} are run-time values here: give them "
                 f"with {given})"
             )
-        kernel = pto.KernelOp(
-            entry.name, args, dynamic_dims=dyn_names or None, jit_options=options
-        )
+        kernel = pto.KernelOp(entry.name, args, dynamic_dims=dyn_names or None, jit_options=options)
         kernel.location = self.loc(node)
         if written:
             kernel.attributes["shape_annotations"] = DictionaryAttr(
@@ -2436,9 +2439,7 @@ def translate(
     kernel with that parameter, and must name a parameter of one)."""
     entries = loaded.select(only)
     call = dict(call or {})
-    params = {
-        n for e in entries for n in inspect.signature(e.kernel.fn).parameters
-    }
+    params = {n for e in entries for n in inspect.signature(e.kernel.fn).parameters}
     unknown = sorted(set(call) - params)
     if unknown:
         raise TileirError(

@@ -1,0 +1,226 @@
+"""The JIT model: a kernel file is imported (with tileir's stand-in `pypto`), its kernels
+are found wherever they are made, and each is specialised to a call's shapes and scalars.
+
+The kernels are in `data/jit/`, written in PyPTO-Gym's styles (a factory bound to
+module-level names, a helper module next to the kernel file, a config object as a
+defaulted parameter, STATIC / DYNAMIC / `...` / `[]` dims, scalars without defaults); each
+runs on the numpy back end against numpy written here, independently of the kernel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+
+from frontends.pypto import ArgShape, load_file, load_function, load_source
+from frontends.pypto.loader import load_module
+from tileir.backends.numpy import compile_kernel
+from tileir.backends.pypto import emit
+from tileir.diagnostics import TileirError
+from tileir.dialect import dtypes, pto
+
+DATA = Path(__file__).parent / "data" / "jit"
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def kernels(module) -> dict[str, pto.KernelOp]:
+    return {k.sym_name.data: k for k in module.ops if isinstance(k, pto.KernelOp)}
+
+
+def run(module, name: str, **inputs: np.ndarray) -> dict[str, np.ndarray]:
+    return compile_kernel(module, name)(inputs)
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def test_factory_kernels_are_found_and_named_by_their_module_level_names() -> None:
+    module = load_file(DATA / "jit_factory.py")
+    ks = kernels(module)
+    assert sorted(ks) == ["affine_16", "affine_32"]
+    x16 = ks["affine_16"].body.block.args[0].type
+    assert list(x16.get_shape()) == [DYNAMIC_INDEX, 16]  # DYNAMIC stays dynamic
+    assert ks["affine_16"].jit_options.data["runtime_options"].data["run_mode"].data == (
+        "pypto.RunMode.NPU"
+    )
+
+
+def test_factory_kernel_computes_with_its_closure_and_a_sibling_helper() -> None:
+    module = load_file(DATA / "jit_factory.py", kernel="affine_32")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((10, 32)).astype(np.float32)  # a 2-row tail tile
+    out = run(module, "affine_32", x=x, out=np.zeros_like(x))["out"]
+    np.testing.assert_allclose(out, x * 2.0 - 0.5, rtol=1e-6)
+
+
+def test_a_kernel_is_selected_by_its_function_name_only_when_unique() -> None:
+    with pytest.raises(TileirError, match=r"'kernel' names 2 kernels; select one of affine_16"):
+        load_file(DATA / "jit_factory.py", kernel="kernel")
+
+
+def test_load_function_specialises_a_factory_result() -> None:
+    loaded = load_module((DATA / "jit_factory.py").read_text(), str(DATA / "jit_factory.py"))
+    fn = loaded.module.affine_16
+    x = np.ones((5, 16), np.float32)
+    module = load_function(fn, x, np.zeros_like(x), scale=3.0)
+    (k,) = kernels(module).values()
+    assert list(k.body.block.args[0].type.get_shape()) == [DYNAMIC_INDEX, 16]
+    out = run(module, k.sym_name.data, x=x, out=np.zeros_like(x))["out"]
+    np.testing.assert_allclose(out, np.full((5, 16), 4.0, np.float32))
+
+
+def test_loading_restores_the_interpreter_state() -> None:
+    path_before = list(sys.path)
+    load_file(DATA / "jit_factory.py")
+    assert sys.path == path_before
+    assert "jit_helpers" not in sys.modules  # the sibling module does not outlive the load
+    real = sys.modules.get("pypto")
+    assert real is None or not hasattr(real, "__tileir_standin_path__")
+
+
+# --------------------------------------------------------------------------- the call
+
+
+def _norm_golden(x: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    rms = np.sqrt((x64**2).mean(axis=1, keepdims=True) + eps)
+    return (x64 / rms * gamma.astype(np.float64)).astype(np.float32)
+
+
+def test_static_dims_and_scalars_come_from_the_call() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((6, 24)).astype(np.float32)
+    gamma = rng.standard_normal(24).astype(np.float32)
+    args = {"x": x, "gamma": gamma, "out": np.zeros_like(x), "eps": 1e-3}
+    module = load_file(DATA / "jit_config.py", args=args)
+    (k,) = kernels(module).values()
+    assert [list(a.type.get_shape()) for a in k.body.block.args] == [[6, 24], [24], [6, 24]]
+    written = k.attributes["shape_annotations"]
+    assert [t.data for t in written.data["x"].data] == ["pypto.STATIC", "pypto.STATIC"]
+    out = run(module, "rms_norm", x=x, gamma=gamma, out=np.zeros_like(x))["out"]
+    np.testing.assert_allclose(out, _norm_golden(x, gamma, 1e-3), rtol=2e-5, atol=1e-6)
+
+
+def test_a_config_object_given_in_the_call_replaces_the_default() -> None:
+    loaded = load_module((DATA / "jit_config.py").read_text(), str(DATA / "jit_config.py"))
+    cfg = loaded.module.NormConfig(row_tile=3, use_gamma=False)
+    x = np.arange(6 * 8, dtype=np.float32).reshape(6, 8) / 10
+    module = load_function(
+        loaded.module.rms_norm, x, ArgShape((8,), dtypes.BY_SHORT["f32"]), x, 0.5, config=cfg
+    )
+    out = run(module, "rms_norm", x=x, gamma=np.ones(8, np.float32), out=np.zeros_like(x))
+    np.testing.assert_allclose(out["out"], _norm_golden(x, np.ones(8), 0.5), rtol=2e-5)
+    assert len([op for op in module.walk() if isinstance(op, pto.AssembleOp)]) == 2  # 2 tiles
+
+
+def test_python_failing_at_trace_time_is_located_in_the_kernel() -> None:
+    args = {"x": "5x4xf32", "gamma": "4xf32", "out": "5x4xf32", "eps": 1e-6}
+    with pytest.raises(
+        TileirError, match=r"jit_config\.py:\d+:\d+: error: assertion failed: rows 5"
+    ):
+        load_file(DATA / "jit_config.py", args=args)
+
+
+def test_without_the_call_static_dims_are_symbolic_until_python_needs_them() -> None:
+    with pytest.raises(TileirError) as info:
+        load_file(DATA / "jit_config.py", args={"eps": 1e-6})
+    first = str(info.value).splitlines()[0]
+    assert "jit_config.py:" in first and "--arg x=AxBx<dtype>" in first
+
+
+def test_a_missing_scalar_names_the_parameter_to_give() -> None:
+    args = {"x": "4x4xf32", "gamma": "4xf32", "out": "4x4xf32"}
+    with pytest.raises(TileirError, match=r"kernel parameter `eps` has no value.*--arg eps="):
+        load_file(DATA / "jit_config.py", args=args)
+
+
+def test_ellipsis_and_empty_shapes_take_the_call_and_round_trip_through_pypto() -> None:
+    x = np.linspace(-2, 2, 3 * 8).reshape(3, 8).astype(BF16)
+    module = load_file(DATA / "jit_from_call.py", args={"x": x, "out": x})
+    (k,) = kernels(module).values()
+    assert [list(a.type.get_shape()) for a in k.body.block.args] == [[DYNAMIC_INDEX, 8], [3, 8]]
+    out = run(module, "exp_rows", x=x, out=np.zeros_like(x))["out"]
+    golden = np.exp(x.astype(np.float32)).astype(BF16)
+    np.testing.assert_array_equal(out.astype(np.float32), golden.astype(np.float32))
+    source = emit(module)
+    assert "x: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_BF16)" in source
+    assert "out: pypto.Tensor([], pypto.DT_BF16)" in source
+    again = load_source(source, "emitted.py", args={"x": "3x8xbf16", "out": "3x8xbf16"})
+    (k2,) = kernels(again).values()
+    assert [a.type for a in k2.body.block.args] == [a.type for a in k.body.block.args]
+    assert k2.attributes["shape_annotations"] == k.attributes["shape_annotations"]
+
+
+def test_shapes_from_the_call_need_the_call() -> None:
+    with pytest.raises(
+        TileirError, match=r"`x`'s shape ends in `...`: its rank comes from the call"
+    ):
+        load_file(DATA / "jit_from_call.py")
+
+
+def test_call_disagreeing_with_the_annotation() -> None:
+    with pytest.raises(TileirError, match=r"`x` is annotated pypto.DT_BF16 but the call gives"):
+        load_file(DATA / "jit_from_call.py", args={"x": "3x8xf32", "out": "3x8xbf16"})
+    with pytest.raises(TileirError, match=r"no kernel has a parameter `y`"):
+        load_file(DATA / "jit_from_call.py", args={"y": "3x8xbf16"})
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+def test_a_kernel_made_only_by_an_uncalled_wrapper_is_named() -> None:
+    with pytest.raises(TileirError, match=r"jit_unreached\.py:7:1: error: the kernel `scaled`"):
+        load_file(DATA / "jit_unreached.py")
+
+
+def test_a_missing_module_names_what_to_install() -> None:
+    with pytest.raises(
+        TileirError,
+        match=r"jit_missing_module\.py:4:\d+: error: the kernel file imports "
+        r"`tileir_no_such_module`, which is not installed",
+    ):
+        load_file(DATA / "jit_missing_module.py")
+
+
+def test_import_time_exceptions_are_located(tmp_path: Path) -> None:
+    f = tmp_path / "k.py"
+    f.write_text("import pypto\nTILE = 64\nCOLS = TILE // 0\n")
+    with pytest.raises(TileirError, match=r"k\.py:3:\d+: error: importing the kernel file raised "):
+        load_file(f)
+
+
+def test_cli_takes_the_call_from_arg_and_input(tmp_path: Path) -> None:
+    x = np.ones((3, 8), BF16)
+    np.save(tmp_path / "x.npy", x)
+    exe = Path(sys.executable).parent
+    proc = subprocess.run(
+        [
+            str(exe / "tileir-opt"),
+            str(DATA / "jit_from_call.py"),
+            "--input",
+            f"x={tmp_path / 'x.npy'}",
+            "--arg",
+            "out=3x8xbf16",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "%x: memref<?x8xbf16>, %out: memref<3x8xbf16>" in proc.stdout
+    run_proc = subprocess.run(
+        [
+            str(exe / "tileir-run"),
+            str(DATA / "jit_config.py"),
+            "--arg", "x=4x8xf32", "--arg", "gamma=8xf32", "--arg", "out=4x8xf32",
+            "--arg", "eps=0.25", "--random-inputs", "--output-dir", str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert run_proc.returncode == 0, run_proc.stderr
+    assert (tmp_path / "o" / "out.npy").exists()
