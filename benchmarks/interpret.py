@@ -198,14 +198,17 @@ def main() -> None:
         rows.append((name, first, per_call, process, process_cpu, pypto, pypto_cpu, ok, pypto_ok))
         print(f"done {name}", file=sys.stderr)
     print(
-        "| kernel | first call (s) | per call (ms) | process (s) | pypto interpreter (s) "
-        "| pypto / per call | pypto / process | interpret ok | pypto ok |"
+        "| kernel | first call (s) | per call (ms) | process wall / CPU (s) "
+        "| pypto interpreter wall / CPU (s) | pypto / per call | pypto / process (wall, CPU) "
+        "| interpret ok | pypto ok |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for name, first, per_call, process, pypto, ok, pypto_ok in rows:
+    for name, first, per_call, process, pcpu, pypto, ycpu, ok, pypto_ok in rows:
         print(
-            f"| {name} | {first:.3f} | {per_call * 1e3:.2f} | {process:.2f} | {pypto:.2f} "
-            f"| {pypto / per_call:.0f}x | {pypto / process:.1f}x | {ok} | {pypto_ok} |"
+            f"| {name} | {first:.3f} | {per_call * 1e3:.2f} | {process:.1f} / {pcpu:.1f} "
+            f"| {pypto:.1f} / {ycpu:.1f} | {pypto / per_call:.0f}x "
+            f"| {pypto / process:.1f}x, {ycpu / pcpu:.1f}x | {ok} | {pypto_ok} |",
+            flush=True,
         )
 
 
