@@ -80,6 +80,11 @@ class Sources:
         self.files[filename] = (text.splitlines(), tree)
         return tree
 
+    def forget_files(self) -> None:
+        """Drop what was read from disk (text given directly cannot be read again)."""
+        for name in [n for n in self.files if Path(n).is_file()]:
+            del self.files[name]
+
     def lines(self, filename: str) -> list[str]:
         entry = self.files.get(filename)
         return entry[0] if entry is not None else []
@@ -170,6 +175,7 @@ class LoadedFile:
 
 def load_module(text: str, filename: str) -> LoadedFile:
     """Import `text` as the module of `filename` (see the module docstring)."""
+    SOURCES.forget_files()  # helper files are read again: they may have changed
     tree = SOURCES.add(filename, text)
     stem = "".join(c if c.isalnum() else "_" for c in Path(filename).stem)
     name = f"_tileir_kernel_{next(_counter)}_{stem}"

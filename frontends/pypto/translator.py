@@ -1440,17 +1440,14 @@ class Translator:
         base = self.resolve(self.eval(node.value, scope), node.value)
         return self.attribute(base, node.attr, node)
 
-    def pypto_attr(self, ref: PyptoRef, node: ast.AST | None) -> Any:
+    def pypto_attr(self, ref: PyptoRef, node: ast.AST) -> Any:
         """`pypto.DT_BF16` and `pypto.DataType.DT_BF16` are element types; any other
         name inside pypto stays a name until it is called or used."""
         last = ref.path[-1] if ref.path else ""
         if last.startswith("DT_") and (len(ref.path) == 1 or ref.path[-2] == "DataType"):
             if last not in dtypes.BY_PYPTO:
                 known = ", ".join(f"pypto.{t.pypto}" for t in dtypes.ELEMENT_TYPES)
-                msg = f"pypto.{last} has no tileir element type (supported: {known})"
-                if node is None:
-                    return Poison(msg)
-                self.fail(node, msg)
+                self.fail(node, f"pypto.{last} has no tileir element type (supported: {known})")
             return dtypes.BY_PYPTO[last]
         return ref
 
@@ -1466,7 +1463,8 @@ class Translator:
             if attr == "dtype":
                 return dtypes.element_type(_elem(base.type))
             if attr == "dim":
-                return BoundMethod(base, "__rank__")
+                # An int in newer PyPTO (`rank = x.dim`), a method in 0.2.0 (`x.dim()`).
+                return _Rank(len(_shape(base.type)))
             if attr in optable.BY_PYPTO or attr == "move":
                 return BoundMethod(base, attr)
             self.fail(node, f"tensors have no supported attribute `{attr}`")
@@ -1872,8 +1870,6 @@ class Translator:
     def call_method(
         self, m: BoundMethod, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
-        if m.name == "__rank__":
-            return len(_shape(m.receiver.type))
         if _is_index(m.receiver):
             return self.scalar_func(m.name, [m.receiver, *args], kwargs, node)
         if m.name == "move":
@@ -2398,6 +2394,13 @@ def _linear(v: Any, depth: int = 8) -> tuple[dict[SSAValue, int], int] | None:
             scale, (terms, const) = (a[1], b) if not a[0] else (b[1], a)
             return {k: x * scale for k, x in terms.items()}, const * scale
     return {v: 1}, 0
+
+
+class _Rank(int):
+    """`x.dim`: the rank, usable as an int and callable as `x.dim()`."""
+
+    def __call__(self) -> int:
+        return int(self)
 
 
 class _Missing:

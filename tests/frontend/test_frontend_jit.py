@@ -224,3 +224,21 @@ def test_cli_takes_the_call_from_arg_and_input(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run_proc.returncode == 0, run_proc.stderr
     assert (tmp_path / "o" / "out.npy").exists()
+
+
+def test_dim_is_the_rank_as_a_property_and_as_a_method() -> None:
+    source = (
+        "import pypto\n\n\n@pypto.frontend.jit\n"
+        "def k(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):\n"
+        "    tiles = [2 for _ in range(x.dim)]\n"
+        "    tiles[-1] = 8\n"
+        "    assert x.dim() == 3\n"
+        "    pypto.set_vec_tile_shapes(*tiles)\n"
+        "    out[:] = pypto.exp(x)\n"
+    )
+    module = load_source(source, "dim.py", args={"x": "2x4x8xf32", "out": "2x4x8xf32"})
+    (k,) = kernels(module).values()
+    (tiles,) = [op for op in k.walk() if isinstance(op, pto.SetVecTileShapesOp)]
+    assert "[2, 2, 8]" in str(tiles)
+    x = np.arange(64, dtype=np.float32).reshape(2, 4, 8) / 64
+    np.testing.assert_allclose(run(module, "k", x=x, out=x)["out"], np.exp(x), rtol=1e-6)
