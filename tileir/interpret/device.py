@@ -1,0 +1,107 @@
+"""The NPU calls of PyPTO scripts and tests, mapped to the CPU (interpret mode only).
+
+Such scripts put tensors on the device (`x.npu()`, `x.to("npu:0")`,
+`torch.empty(..., device="npu:0")`, `torch.device(f"npu:{id}")`), select and sync it
+(`torch.npu.set_device(id)`, `torch.npu.synchronize()`), and read
+`TILE_FWK_DEVICE_ID`. `CpuForNpu` maps all of that to the CPU while it is active and
+undoes it when it stops:
+
+- device arguments of torch functions and tensor methods: a torch function mode
+  (`torch.overrides.TorchFunctionMode`) rewrites `"npu"` / `"npu:N"` to `"cpu"`
+  before torch parses them, so `torch.device("npu:0")` is the CPU;
+- `torch.npu`: a device module whose calls do nothing or answer for one device;
+- `torch.Tensor.npu()`: returns the tensor (it is already "on the device");
+- `TILE_FWK_DEVICE_ID`: set to `0` when unset.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import types
+from typing import Any
+
+_NPU = re.compile(r"npu(:\d+)?")
+DEVICE_ENV = "TILE_FWK_DEVICE_ID"
+
+
+def _cpu(value: Any) -> Any:
+    if isinstance(value, str) and _NPU.fullmatch(value):
+        return "cpu"
+    return value
+
+
+class _Stream:
+    """`torch.npu.current_stream()`: work is done when a call returns."""
+
+    npu_stream = 0
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait_stream(self, other: Any) -> None:
+        pass
+
+
+def _device_module() -> types.ModuleType:
+    import torch
+
+    npu = types.ModuleType("torch.npu", "interpret mode: the NPU is the CPU")
+    stream = _Stream()
+    for name in ("set_device", "synchronize", "empty_cache", "init", "reset_peak_memory_stats"):
+        setattr(npu, name, lambda *args, **kwargs: None)
+    npu.is_available = lambda: True
+    npu.device_count = lambda: 1
+    npu.current_device = lambda: int(os.environ.get(DEVICE_ENV, "0") or 0)
+    npu.get_device_name = lambda *args: "CPU (tileir interpret mode)"
+    npu.current_stream = lambda *args: stream
+    npu.default_stream = lambda *args: stream
+    npu.manual_seed = torch.manual_seed
+    npu.manual_seed_all = torch.manual_seed
+    return npu
+
+
+class CpuForNpu:
+    """The device mapping; `start()` / `stop()` (stop restores everything)."""
+
+    def __init__(self) -> None:
+        self._mode: Any = None
+        self._env_set = False
+        self.npu: types.ModuleType | None = None
+
+    def start(self) -> None:
+        if DEVICE_ENV not in os.environ:
+            os.environ[DEVICE_ENV] = "0"
+            self._env_set = True
+
+    def start_torch(self) -> types.ModuleType:
+        """Patch torch (imported by now); returns the `torch.npu` module."""
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                args = tuple(_cpu(a) for a in args)
+                kwargs = kwargs or {}
+                if "device" in kwargs:
+                    kwargs = {**kwargs, "device": _cpu(kwargs["device"])}
+                return func(*args, **kwargs)
+
+        self.npu = _device_module()
+        torch.npu = self.npu
+        torch.Tensor.npu = lambda self, *args, **kwargs: self
+        self._mode = _Mode()
+        self._mode.__enter__()
+        return self.npu
+
+    def stop(self) -> None:
+        if self._mode is not None:
+            import torch
+
+            self._mode.__exit__(None, None, None)
+            self._mode = None
+            del torch.npu
+            del torch.Tensor.npu
+        if self._env_set:
+            os.environ.pop(DEVICE_ENV, None)
+            self._env_set = False

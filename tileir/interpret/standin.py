@@ -1,0 +1,91 @@
+"""The `pypto` and `torch_npu` modules a script sees in interpret mode.
+
+A kernel file and its tests import `pypto` for three things: the decorator
+(`@pypto.frontend.jit`), names used in annotations and module-level code
+(`pypto.Tensor([...], pypto.DT_BF16)`, `pypto.DYNAMIC`, `pypto.frontend.dynamic("S")`,
+`pypto.RunMode.NPU`), and host-side calls that steer the compiler or the device
+(`pypto.set_pass_options(...)`, `pypto.runtime._device_synchronize()`). Kernel bodies
+are never run by Python: tileir's frontend reads their source. The frontend's stand-in
+(`frontends.pypto.standin`) provides the names; interpret mode adds its `jit` and makes
+the host-side calls no-ops. Anything else a script calls outside a kernel
+(`pypto.add(...)` on the host) is the stand-in's error that says so.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+
+class InterpretError(RuntimeError):
+    """Something interpret mode does not do, said where the user's code asked for it."""
+
+
+def _no_op(*args: Any, **kwargs: Any) -> None:
+    """Compiler and device settings: nothing to do on the CPU."""
+
+
+# Host-side calls that configure PyPTO's compiler or runtime (no effect on values).
+_SETTINGS = (
+    "set_print_options",
+    "set_pass_options",
+    "set_host_options",
+    "set_codegen_options",
+    "set_verify_options",
+    "set_debug_options",
+    "set_runtime_options",
+    "set_verify_golden_data",
+    "set_global_config",
+    "set_options",
+    "reset_options",
+)
+_RUNTIME = ("_device_init", "_device_fini", "_device_synchronize")
+
+
+DOC = "tileir's interpret-mode stand-in for PyPTO"
+
+
+def make_pypto(jit: Callable[..., Any]) -> dict[str, types.ModuleType]:
+    """`pypto` and its submodules by their `sys.modules` names: the frontend's stand-in
+    (`frontends.pypto.standin`, whose names its translator resolves in a live kernel's
+    globals), with `jit` as `pypto.frontend.jit` and the host-side settings and device
+    calls as no-ops. (Inside a kernel the translator reads `pypto.*` as names, so none of
+    these attributes changes what a kernel means.)"""
+    from frontends.pypto import standin
+
+    modules = standin.modules()
+    pypto, frontend, runtime = (modules[n] for n in ("pypto", "pypto.frontend", "pypto.runtime"))
+    pypto.__doc__ = DOC
+    pypto.frontend, pypto.runtime = frontend, runtime
+    frontend.jit = jit
+    for name in _SETTINGS:
+        setattr(pypto, name, _no_op)
+    for name in _RUNTIME:
+        setattr(runtime, name, _no_op)
+    return modules
+
+
+class _NeedsHardware(types.ModuleType):
+    """`torch_npu`: its device calls map to the CPU (`torch.npu`), its NPU operators
+    (`torch_npu.npu_rms_norm`, ...) say that they need an NPU."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def needs_npu(*args: Any, **kwargs: Any) -> Any:
+            raise InterpretError(
+                f"torch_npu.{name} needs an NPU: interpret mode runs PyPTO kernels on the "
+                "CPU, not torch_npu's operators"
+            )
+
+        return needs_npu
+
+
+def make_torch_npu(npu: types.ModuleType) -> dict[str, types.ModuleType]:
+    """`torch_npu` and `torch_npu.npu` (the same device module as `torch.npu`)."""
+    torch_npu = _NeedsHardware("torch_npu", "tileir's interpret-mode stand-in for torch_npu")
+    torch_npu.npu = npu
+    torch_npu.__path__ = []
+    return {"torch_npu": torch_npu, "torch_npu.npu": npu}
