@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from frontends.kernels import goldens as g
-from frontends.pypto.loader import LoadedFile, load_module
+from frontends.pypto.loader import LOADING, LoadedFile, load_module
 from frontends.pypto.values import TensorSpec
 from tileir.diagnostics import TileirError
 from tileir.dialect.dtypes import BY_SHORT, ElementType
@@ -88,7 +88,8 @@ class SeedKernel:
 def _module(path: Path) -> LoadedFile:
     """The kernel file, imported as the frontend imports it (kernels are found, not
     traced)."""
-    return load_module(path.read_text(encoding="utf-8"), str(path))
+    with LOADING:
+        return load_module(path.read_text(encoding="utf-8"), str(path))
 
 
 _NOT_CONSTANT = object()

@@ -26,7 +26,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.frontend import Frontend
 
-from frontends.pypto.loader import KernelEntry, LoadedFile, load_module
+from frontends.pypto.loader import LOADING, KernelEntry, LoadedFile, load_module
 from frontends.pypto.specialise import ArgShape, parse_arg
 from frontends.pypto.standin import JitKernel
 from frontends.pypto.translator import translate
@@ -50,7 +50,8 @@ def load_source(
     `filename` and specialised to `args` (example arguments by parameter name: arrays,
     torch tensors, `ArgShape`s or `"13x64xbf16"` text, scalars); verified. Errors are
     located `TileirError`s (`file:line:col: error: ...`)."""
-    module = translate(load_module(text, filename), kernel, _call(args))
+    with LOADING:
+        module = translate(load_module(text, filename), kernel, _call(args))
     verify_located(module)
     return module
 
@@ -84,14 +85,16 @@ def load_function(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> ModuleOp
         path = inspect.getsourcefile(target)
         if path is None:
             raise TileirError(f"error: cannot find the source file of {fn!r}")
-        text = Path(path).read_text(encoding="utf-8")
-        loaded = load_module(text, path)
-        loaded.kernels = loaded.select(target.__name__)
+        text = decode_source(Path(path).read_bytes(), path)
     try:
         bound = inspect.signature(target).bind_partial(*args, **kwargs)
     except TypeError as e:
         raise TileirError(f"error: {target.__name__}(): {e}") from None
-    module = translate(loaded, None, _call(bound.arguments))
+    with LOADING:
+        if not isinstance(fn, JitKernel):
+            loaded = load_module(text, path)
+            loaded.kernels = loaded.select(target.__name__)
+        module = translate(loaded, None, _call(bound.arguments))
     verify_located(module)
     return module
 

@@ -25,6 +25,7 @@ import ast
 import importlib.util
 import itertools
 import sys
+import threading
 import traceback
 import types
 from collections.abc import Iterator
@@ -181,6 +182,11 @@ class LoadedFile:
             f"{self.filename}: error: {name!r} names {len(found)} kernels; select one of "
             f"{', '.join(k.name for k in found)}"
         )
+
+
+LOADING = threading.RLock()
+"""Held while a kernel file is loaded and translated: loading patches `sys.modules` and
+fills the shared `SOURCES` table, so two threads must not load at once."""
 
 
 def load_module(text: str, filename: str) -> LoadedFile:

@@ -83,7 +83,8 @@ def collecting() -> Iterator[list[JitKernel]]:
     try:
         yield found
     finally:
-        _registries.remove(found)
+        # by identity: two registries that recorded nothing compare equal
+        _registries[:] = [r for r in _registries if r is not found]
 
 
 def pypto_name(path: tuple[str, ...]) -> Any:

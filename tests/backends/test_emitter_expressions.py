@@ -97,15 +97,15 @@ def test_parentheses_only_where_needed(tree: Tree, text: str) -> None:
 
 
 PRECEDENCE_KERNEL = """
-pto.kernel @k(%x: memref<2x4xi1>, %out: memref<2x4xi1>) {
+pto.kernel @k(%x: memref<2x4xf32>, %out: memref<2x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   pto.loop %i = %c0 to %c2 step %c1 {
     %p = arith.cmpi slt, %i, %c1 : index
-    %t = pto.view %x[0, 0] : memref<2x4xi1> -> tensor<2x4xi1>
-    %s = pto.mul %p, %t : i1, tensor<2x4xi1> -> tensor<2x4xi1>
-    pto.assemble %s into %out[0, 0] : tensor<2x4xi1>, memref<2x4xi1>
+    %t = pto.view %x[0, 0] : memref<2x4xf32> -> tensor<2x4xf32>
+    %s = pto.mul %p, %t : i1, tensor<2x4xf32> -> tensor<2x4xf32>
+    pto.assemble %s into %out[0, 0] : tensor<2x4xf32>, memref<2x4xf32>
   }
 }
 """

@@ -323,7 +323,6 @@ PY: list[tuple[str, str | bytes, str]] = [
     ("py-nested-21-loops-emit", py_nested(21, "for i{d} in pypto.loop(1):"), "emit"),
     # ---- what the frontend refuses
     ("py-no-kernel", PY_GOOD.replace("@pypto.frontend.jit", "@staticmethod"), "run"),
-    ("py-two-kernels", PY_GOOD + PY_GOOD[PY_GOOD.index("@pypto") :], "opt"),
     ("py-unknown-function", py_y("y = pypto.frobnicate(t)"), "opt"),
     ("py-unknown-name", py_y("y = pypto.add(t, zz)"), "opt"),
     ("py-wrong-arity", py_y("y = pypto.add(t)"), "opt"),
