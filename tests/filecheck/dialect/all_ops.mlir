@@ -21,6 +21,10 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     // CHECK: pto.set_vec_tile_shapes [8, 64]
     pto.set_semantic_label "rope"
     // CHECK: pto.set_semantic_label "rope"
+    pto.set_options "pass_options" {sg_set_scope = 3 : i64, vec_nbuffer_setting = {"0" = 2 : i64}}
+    // CHECK: pto.set_options "pass_options" {sg_set_scope = 3 : i64, vec_nbuffer_setting = {"0" = 2 : i64}}
+    pto.set_options "operation_options" {combine_axis = true}
+    // CHECK: pto.set_options "operation_options" {combine_axis = true}
     %t = pto.view %x[%i, 0] valid [%v, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] valid [%{{.*}}, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     %f = pto.cast %t mode "rint" sat : tensor<8x64xbf16> -> tensor<8x64xf32>
