@@ -154,3 +154,86 @@ def test_real_pypto_compiles_and_matches_numpy(tmp_path: Path) -> None:
     args = [ArgSpec("x", (8, 16), "f32"), ArgSpec("out", (8, 16), "f32")]
     got = run_kernel(path, "steered", args, {"x": x}, outputs=["out"])["out"]
     np.testing.assert_allclose(got, np.exp(x.astype(np.float64)) * 2.0 + x, rtol=1e-5, atol=1e-5)
+
+
+def test_default_pipeline_keeps_options_in_place() -> None:
+    """`-p default` (vc-split, stitch, fusion ...) keeps every option statement, in order,
+    with the pass options still around the exp / mul; values match the numpy golden."""
+    from tileir.backends.pypto.legalize import lower_for_pypto
+    from tileir.ir import make_context
+    from tileir.passes.pipeline import DefaultPipelinePass
+
+    module = load_file(KERNEL)
+    before = _options(module)
+    DefaultPipelinePass().apply(make_context(), module)
+    assert _options(module) == before
+    flat = [op.name for op in lower_for_pypto(module).walk()]
+    scoped = flat[flat.index("pto.loop") :]
+    first = scoped.index("pto.set_options")
+    last = len(scoped) - 1 - scoped[::-1].index("pto.set_options")
+    assert first < scoped.index("pto.exp") < scoped.index("pto.mul") < last
+    x = np.random.default_rng(4).standard_normal((8, 16)).astype(np.float32)
+    got = run_numpy(module, {"x": x}, "steered")["out"]
+    np.testing.assert_allclose(got, np.exp(x.astype(np.float64)) * 2.0 + x, rtol=1e-6, atol=1e-6)
+    ast.parse(emit_module(module))
+
+
+# --------------------------------------------------------------------------- precision_type
+
+DIV_KERNEL = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def softmax_rows(
+    x: pypto.Tensor([4, 8], pypto.DT_FP32),
+    out: pypto.Tensor([4, 8], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(4, 8)
+    e = pypto.exp(x)
+    total = pypto.sum(e, -1, keepdim=True)
+    p = pypto.div(e, total, precision_type=pypto.PrecisionType.INTRINSIC)
+    out[:] = pypto.div(p, 0.5, pypto.PrecisionType.HIGH_PRECISION)
+"""
+
+
+def _softmax_golden(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x.astype(np.float64))
+    return e / e.sum(axis=1, keepdims=True) * 2.0
+
+
+def test_precision_type_is_kept_on_div() -> None:
+    divs = [op for op in load_source(DIV_KERNEL, "d.py").walk() if isinstance(op, pto.DivOp)]
+    assert [d.precision_type.data for d in divs] == ["INTRINSIC", "HIGH_PRECISION"]
+
+
+def test_numpy_divides_ieee_whatever_the_precision_type() -> None:
+    x = np.random.default_rng(6).standard_normal((4, 8)).astype(np.float32)
+    got = run_numpy(load_source(DIV_KERNEL, "d.py"), {"x": x}, "softmax_rows")["out"]
+    np.testing.assert_allclose(got, _softmax_golden(x), rtol=1e-6)
+
+
+def test_precision_type_is_left_out_for_020_with_a_comment() -> None:
+    text = emit_module(load_source(DIV_KERNEL, "d.py"))
+    assert "PrecisionType" not in "".join(line.split("#")[0] for line in text.splitlines())
+    assert "# tileir: PyPTO 0.2.0 has no PrecisionType: precision_type=PrecisionType." in text
+    back = [op for op in load_source(text, "e.py").walk() if isinstance(op, pto.DivOp)]
+    assert len(back) == 2 and all(d.precision_type is None for d in back)
+
+
+def test_unknown_precision_type_is_refused() -> None:
+    bad = DIV_KERNEL.replace("INTRINSIC", "FASTEST")
+    with pytest.raises(TileirError, match=r"d\.py:12:\d+: error: pypto\.PrecisionType\.FASTEST"):
+        load_source(bad, "d.py")
+
+
+@pytest.mark.pypto
+def test_real_pypto_runs_div_emitted_without_precision_type(tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "softmax_rows.py"
+    path.write_text(emit_module(load_source(DIV_KERNEL, "d.py")))
+    x = np.random.default_rng(8).standard_normal((4, 8)).astype(np.float32)
+    args = [ArgSpec("x", (4, 8), "f32"), ArgSpec("out", (4, 8), "f32")]
+    got = run_kernel(path, "softmax_rows", args, {"x": x}, outputs=["out"])["out"]
+    np.testing.assert_allclose(got, _softmax_golden(x), rtol=1e-5, atol=1e-6)

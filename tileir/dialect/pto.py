@@ -1141,9 +1141,30 @@ class MulOp(BinaryOp):
     name = "pto.mul"
 
 
+PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")
+"""Members of `pypto.PrecisionType` (newer PyPTO), the precision mode of `pypto.div`."""
+
+
 @irdl_op_definition
 class DivOp(BinaryOp):
+    """`pypto.div(x, y, precision_type=pypto.PrecisionType.INTRINSIC)`: `precision_type`
+    (a `PRECISION_TYPES` member, absent: PyPTO's default HIGH_PRECISION) picks how the
+    NPU divides; tileir's numpy back end computes the IEEE quotient for every mode."""
+
     name = "pto.div"
+    precision_type = opt_prop_def(StringAttr)
+    assembly_format = (
+        "$lhs `,` $rhs (`precision` $precision_type^)? attr-dict `:` type($lhs) `,` "
+        "type($rhs) `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.precision_type is not None and self.precision_type.data not in PRECISION_TYPES:
+            raise VerifyException(
+                f"'pto.div' precision_type {self.precision_type.data!r} is not one of "
+                f"{list(PRECISION_TYPES)}"
+            )
 
 
 @irdl_op_definition

@@ -86,6 +86,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %b1 = pto.sub %half, %b0 : f32, tensor<4x16xf32> -> tensor<4x16xf32>
   %b2 = pto.mul %b1, %b0 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b3 = pto.div %b2, %n1 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %b3i = pto.div %b2, %n1 precision "INTRINSIC" : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  // CHECK: pto.div %{{.*}}, %{{.*}} precision "INTRINSIC" : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b4 = pto.maximum %b3, %n2 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b5 = pto.minimum %b4, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %b6 = pto.pow %b5, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
