@@ -1856,7 +1856,7 @@ class Translator:
         if len(path) == 1 and path[0] in _SCALAR_FUNCS:
             return self.scalar_func(path[0], args, kwargs, node)
         name = path[-1] if path else "pypto"
-        binding = bindings.BY_PYPTO.get(name) if len(path) == 1 else None
+        binding = bindings.BY_PYPTO.get(".".join(path))
         if binding is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")
         if self.builder is None:

@@ -82,6 +82,12 @@ EXAMPLES: dict[str, str] = {
         "r = pypto.matmul(x, y, pypto.DT_FP32, b_trans=True)"
     ),
     "set_semantic_label": 'pypto.set_semantic_label("act")\nr = pypto.exp(x)',
+    "set_pass_options": (
+        "pypto.set_pass_options(sg_set_scope=2, vec_nbuffer_setting={0: 2})\nr = pypto.exp(x)"
+    ),
+    "experimental.set_operation_options": (
+        "pypto.experimental.set_operation_options(combine_axis=True)\nr = pypto.exp(x)"
+    ),
 }
 
 

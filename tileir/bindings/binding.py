@@ -50,7 +50,8 @@ class Helper:
 @dataclass(frozen=True)
 class Binding:
     pypto: str
-    """The function's name in the `pypto` module (`pypto.<pypto>(...)`)."""
+    """The function's name in the `pypto` module (`pypto.<pypto>(...)`), dotted for one in
+    a submodule (`experimental.set_operation_options`)."""
     op: type[Operation]
     signature: Callable[..., None]
     """A stub with PyPTO's parameter list: a call binds against it, so a wrong call gets
@@ -85,3 +86,12 @@ def register(*bindings: Binding) -> None:
         if b.helper is not None:
             HELPERS[b.helper.name] = b.helper
             HELPER_OPS[b.helper.name] = b.pypto
+
+
+def alias(binding: Binding) -> None:
+    """A second PyPTO function for an op that already has a binding (the op's `BY_OP`
+    binding writes both, by the op's own properties): `pto.set_options` is
+    `set_pass_options` and `experimental.set_operation_options`."""
+    if binding.pypto in BY_PYPTO or binding.op not in BY_OP:
+        raise ValueError(f"alias pypto.{binding.pypto}: name taken or {binding.op.name} unbound")
+    BY_PYPTO[binding.pypto] = binding

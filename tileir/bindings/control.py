@@ -1,5 +1,7 @@
 """Loop state and settings: `pypto.is_loop_begin / is_loop_end` and the
-`set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements.
+`set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements, and the
+compiler options `set_pass_options / experimental.set_operation_options` (one op,
+`pto.set_options`, whose `kind` says which function).
 
 Settings change how PyPTO tiles and labels the ops after them and compute nothing, so
 their numpy rule is a no-op. `pypto.loop` / `loop_unroll` are not bindings: the
@@ -9,12 +11,15 @@ frontend reads them as the iterable of a `for` (region building), see `INTERNAL`
 from __future__ import annotations
 
 import ast
+import keyword
+from dataclasses import replace
 from typing import Any
 
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from tileir.backends.numpy import interpreter as rules
-from tileir.bindings.binding import Binding, register
+from tileir.bindings.binding import Binding, alias, register
 from tileir.dialect import pto
 
 
@@ -22,6 +27,7 @@ def _sig_loop_state(index): ...
 def _sig_set_vec_tile_shapes(*shapes): ...
 def _sig_set_cube_tile_shapes(m, k, n, enable_split_k=False): ...
 def _sig_set_semantic_label(label): ...
+def _sig_set_options(**options): ...
 
 
 def loop_state(pypto: str, op_cls: type[Operation]) -> Binding:
@@ -113,6 +119,86 @@ def _write_label(w: Any, op: pto.SetSemanticLabelOp) -> str:
     return f"pypto.set_semantic_label({w.string(op.label.data)})"
 
 
+PYPTO_020_OPTIONS: dict[str, frozenset[str]] = {
+    "pass_options": frozenset(
+        {
+            "pg_skip_partition",
+            "pg_upper_bound",
+            "vec_nbuffer_setting",
+            "cube_l1_reuse_setting",
+            "cube_nbuffer_setting",
+            "sg_set_scope",
+        }
+    ),
+    "operation_options": frozenset({"force_combine_axis", "combine_axis"}),
+}
+"""The keywords PyPTO 0.2.0's `set_pass_options` / `experimental.set_operation_options`
+take (from their signatures in 0.2.0); newer PyPTO has more (`ooo_sched_mode` ...)."""
+
+_INT_KEYED = frozenset({"vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting"})
+"""0.2.0 types these `Dict[int, int]` (newer PyPTO: `Dict[str, int]`)."""
+
+
+def _compiles_in_020(kind: str, key: str, value: Attribute) -> bool:
+    if key not in PYPTO_020_OPTIONS[kind]:
+        return False
+    if key in _INT_KEYED:
+        return isinstance(value, DictionaryAttr) and all(
+            k.lstrip("-").isdigit() for k in value.data
+        )
+    if key == "sg_set_scope":  # an int in 0.2.0; newer PyPTO also takes a tuple
+        return isinstance(value, IntegerAttr)
+    return True
+
+
+def _reader_options(kind: str) -> Any:
+    function = f"pypto.{pto.OPTION_FUNCTIONS[kind]}"
+
+    def read(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+        attrs: dict[str, Attribute] = {}
+        for key, value in b["options"].items():
+            if not key.isidentifier() or keyword.iskeyword(key):
+                fe.fail(node, f"{function}: option name {key!r} is not a Python keyword name")
+            value = fe.resolve(value, node)
+            if isinstance(value, SSAValue):
+                fe.fail(
+                    node,
+                    f"{function}({key}=...): option values are Python constants, "
+                    f"got {fe.describe(value)}",
+                )
+            attrs[key] = fe.to_attr(value, node)
+        fe.emit(pto.SetOptionsOp(kind, DictionaryAttr(attrs)), node)
+
+    return read
+
+
+def _write_options(w: Any, op: pto.SetOptionsOp) -> str:
+    """The call, with the options PyPTO 0.2.0 cannot compile left out and named in a
+    comment (names are identifiers, values are not repeated there)."""
+    from tileir.backends.pypto.emitter import literal, sanitize
+
+    kind = op.kind.data
+    kept, dropped = [], []
+    for key, value in op.options.data.items():
+        if _compiles_in_020(kind, key, value):
+            kept.append(f"{sanitize(key)}={literal(value)}")
+        else:
+            dropped.append(sanitize(key))
+    call = f"pypto.{pto.OPTION_FUNCTIONS[kind]}({', '.join(kept)})" if kept else "pass"
+    if dropped:
+        call += f"  # tileir: PyPTO 0.2.0 cannot compile {', '.join(dropped)}: left out"
+    return call
+
+
+_OPTIONS = Binding(
+    "set_pass_options",
+    pto.SetOptionsOp,
+    _sig_set_options,
+    _reader_options("pass_options"),
+    _write_options,
+    rules.noop_rule,
+)
+
 register(
     loop_state("is_loop_begin", pto.IsLoopBeginOp),
     loop_state("is_loop_end", pto.IsLoopEndOp),
@@ -140,4 +226,12 @@ register(
         _write_label,
         rules.noop_rule,
     ),
+    _OPTIONS,
+)
+alias(
+    replace(
+        _OPTIONS,
+        pypto="experimental.set_operation_options",
+        read=_reader_options("operation_options"),
+    )
 )

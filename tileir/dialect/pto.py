@@ -27,6 +27,7 @@ Offsets, shapes and valid shapes are mixed static / dynamic index lists, as in M
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Sequence
 from typing import ClassVar, TypeVar
 
@@ -1140,9 +1141,30 @@ class MulOp(BinaryOp):
     name = "pto.mul"
 
 
+PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")
+"""Members of `pypto.PrecisionType` (newer PyPTO), the precision mode of `pypto.div`."""
+
+
 @irdl_op_definition
 class DivOp(BinaryOp):
+    """`pypto.div(x, y, precision_type=pypto.PrecisionType.INTRINSIC)`: `precision_type`
+    (a `PRECISION_TYPES` member, absent: PyPTO's default HIGH_PRECISION) picks how the
+    NPU divides; tileir's numpy back end computes the IEEE quotient for every mode."""
+
     name = "pto.div"
+    precision_type = opt_prop_def(StringAttr)
+    assembly_format = (
+        "$lhs `,` $rhs (`precision` $precision_type^)? attr-dict `:` type($lhs) `,` "
+        "type($rhs) `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.precision_type is not None and self.precision_type.data not in PRECISION_TYPES:
+            raise VerifyException(
+                f"'pto.div' precision_type {self.precision_type.data!r} is not one of "
+                f"{list(PRECISION_TYPES)}"
+            )
 
 
 @irdl_op_definition
@@ -1847,6 +1869,43 @@ class SetSemanticLabelOp(IRDLOperation):
             raise VerifyException("'pto.set_semantic_label' label must not be empty")
 
 
+OPTION_FUNCTIONS: dict[str, str] = {
+    "pass_options": "set_pass_options",
+    "operation_options": "experimental.set_operation_options",
+}
+"""`pto.set_options` kinds -> the PyPTO function (inside `pypto`) that sets them."""
+
+
+@irdl_op_definition
+class SetOptionsOp(IRDLOperation):
+    """`pypto.set_pass_options(**options)` / `pypto.experimental.set_operation_options(
+    **options)`: options that steer PyPTO's compiler for the ops that follow (PyPTO: "the
+    setting is local to the current jit or loop"). They change no value, so the numpy
+    back end ignores them; passes keep them in place as statements. Keys are Python
+    keyword names; values are builtin attributes (ints, floats, bools, strings, arrays,
+    dicts; a pypto enum member as its dotted name, `"pypto.X.Y"`)."""
+
+    name = "pto.set_options"
+    kind = prop_def(StringAttr)
+    options = prop_def(DictionaryAttr)
+    assembly_format = "$kind $options attr-dict"
+
+    def __init__(self, kind: str, options: DictionaryAttr):
+        super().__init__(properties={"kind": StringAttr(kind), "options": options})
+
+    def verify_(self) -> None:
+        if self.kind.data not in OPTION_FUNCTIONS:
+            raise VerifyException(
+                f"'pto.set_options' kind {self.kind.data!r} is not one of "
+                f"{sorted(OPTION_FUNCTIONS)}"
+            )
+        for key in self.options.data:
+            if not key.isidentifier() or keyword.iskeyword(key):
+                raise VerifyException(
+                    f"'pto.set_options' option name {key!r} is not a Python keyword name"
+                )
+
+
 # --------------------------------------------------------------------------- stages
 
 UNITS = ("vector", "cube")
@@ -2123,6 +2182,7 @@ PTO = Dialect(
         SetVecTileShapesOp,
         SetCubeTileShapesOp,
         SetSemanticLabelOp,
+        SetOptionsOp,
         StageOp,
         TransferOp,
         StitchOp,

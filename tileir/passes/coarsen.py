@@ -99,7 +99,12 @@ class NotCoarsenable(Exception):
 
 
 _ELEMENTWISE = (pto.UnaryOp, pto.BinaryOp, pto.CastOp, pto.WhereOp)
-_NO_EFFECT = (pto.SetVecTileShapesOp, pto.SetCubeTileShapesOp, pto.SetSemanticLabelOp)
+_NO_EFFECT = (
+    pto.SetVecTileShapesOp,
+    pto.SetCubeTileShapesOp,
+    pto.SetSemanticLabelOp,
+    pto.SetOptionsOp,
+)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:

@@ -14,7 +14,7 @@ interleave. The pass is deliberately conservative; it fuses `pto.loop` A with th
   `arith.constant`s of equal value;
 - the same `unroll` list, or neither has one;
 - neither contains `pto.is_loop_begin` / `pto.is_loop_end` (they name one loop's first
-  or last iteration) nor `scf.if`, nor a tile-shape or semantic-label setting (settings
+  or last iteration) nor `scf.if`, nor a tile-shape, semantic-label or compiler-option setting (settings
   are statements in program order: fusing would change the one in force for some op);
 - they are independent: no buffer (kernel argument or `pto.tensor` workspace) that one
   loop writes (`pto.assemble` destination, a workspace it allocates) is read (`pto.view`
@@ -73,6 +73,7 @@ from tileir.dialect.pto import (
     LoopOp,
     LoopUnrollOp,
     SetCubeTileShapesOp,
+    SetOptionsOp,
     SetSemanticLabelOp,
     SetVecTileShapesOp,
     StageOp,
@@ -90,6 +91,7 @@ _FORBIDDEN = (
     SetVecTileShapesOp,
     SetCubeTileShapesOp,
     SetSemanticLabelOp,
+    SetOptionsOp,
 )
 """Ops whose meaning depends on which loop, or which point of program order, they sit in."""
 

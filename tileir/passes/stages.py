@@ -20,7 +20,12 @@ from tileir.dialect import pto
 
 Unit = Literal["vector", "cube"]
 
-SETTINGS = (pto.SetVecTileShapesOp, pto.SetCubeTileShapesOp, pto.SetSemanticLabelOp)
+SETTINGS = (
+    pto.SetVecTileShapesOp,
+    pto.SetCubeTileShapesOp,
+    pto.SetSemanticLabelOp,
+    pto.SetOptionsOp,
+)
 _EITHER_OPS = (
     pto.ViewOp,
     pto.TensorOp,

@@ -22,7 +22,8 @@ the grouping explicit and checkable:
   front of it where needed, and the one in force after the group is restored - or,
   where that cannot be done (an op relying on a setting made before the group or in a
   branch), the settings order the ops around them; an op whose effects are unknown is
-  a barrier;
+  a barrier (so is `pto.set_options`: compiler options such as `sg_set_scope` apply to
+  the ops around which the user put them);
 - the kernel's `jit_options.runtime_options.stitch_function_max_num` is set to
   `max-functions`, for the emitter to pass on to PyPTO;
 - `stitch_report(module)` (and the `report` option, which prints it to stderr) gives

@@ -21,6 +21,10 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     // CHECK: pto.set_vec_tile_shapes [8, 64]
     pto.set_semantic_label "rope"
     // CHECK: pto.set_semantic_label "rope"
+    pto.set_options "pass_options" {sg_set_scope = 3 : i64, vec_nbuffer_setting = {"0" = 2 : i64}}
+    // CHECK: pto.set_options "pass_options" {sg_set_scope = 3 : i64, vec_nbuffer_setting = {"0" = 2 : i64}}
+    pto.set_options "operation_options" {combine_axis = true}
+    // CHECK: pto.set_options "operation_options" {combine_axis = true}
     %t = pto.view %x[%i, 0] valid [%v, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] valid [%{{.*}}, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     %f = pto.cast %t mode "rint" sat : tensor<8x64xbf16> -> tensor<8x64xf32>
@@ -82,6 +86,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %b1 = pto.sub %half, %b0 : f32, tensor<4x16xf32> -> tensor<4x16xf32>
   %b2 = pto.mul %b1, %b0 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b3 = pto.div %b2, %n1 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %b3i = pto.div %b2, %n1 precision "INTRINSIC" : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  // CHECK: pto.div %{{.*}}, %{{.*}} precision "INTRINSIC" : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b4 = pto.maximum %b3, %n2 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b5 = pto.minimum %b4, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %b6 = pto.pow %b5, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>

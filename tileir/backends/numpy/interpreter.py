@@ -1366,6 +1366,7 @@ _BATCHABLE: tuple[type[Operation], ...] = (
     pto.SetVecTileShapesOp,
     pto.SetCubeTileShapesOp,
     pto.SetSemanticLabelOp,
+    pto.SetOptionsOp,
 )
 
 _INDEX_OPS: tuple[type[Operation], ...] = (

@@ -67,7 +67,12 @@ _RANK_EXEMPT = (pto.ViewOp, pto.ReshapeOp, pto.TransferOp, *CUBE_OPS)
 """Tile ops whose result rank PyPTO 0.2.0 does not check against the vector tile shape
 (the seed kernels view and reshape across ranks; the Cube's ops run on the Cube tiles)."""
 
-_SETTINGS = (pto.SetVecTileShapesOp, pto.SetCubeTileShapesOp, pto.SetSemanticLabelOp)
+_SETTINGS = (
+    pto.SetVecTileShapesOp,
+    pto.SetCubeTileShapesOp,
+    pto.SetSemanticLabelOp,
+    pto.SetOptionsOp,
+)
 
 
 _UNKNOWN = ("?",)
