@@ -207,6 +207,10 @@ INVALID = {
         "%t = pto.view %x[0, 0] valid [%c, 64] : memref<16x64xf32> -> tensor<8x64xf32>",
         "'pto.view' valid_shape -3 in dim 0 is negative",
     ),
+    "full-valid-exceeds-size": (
+        "%s = arith.constant 2.5 : f32\n%r = pto.full %s valid [2] : f32 -> tensor<1xf32>",
+        "'pto.full' valid_shape 2 in dim 0 exceeds the tile size 1",
+    ),
     "unroll-empty-generic": (
         "%c0 = arith.constant 0 : index\n%c1 = arith.constant 1 : index\n"
         '"pto.loop"(%c0, %c1, %c1) <{unroll_list = array<i64>}> ({\n'

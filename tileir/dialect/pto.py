@@ -229,6 +229,21 @@ def _check_index_list(
         )
 
 
+def _valid_size(op: Operation, d: int, entry: int | SSAValue, size: int) -> int | None:
+    """The valid size `entry` of dim `d` when it is known, checked against the tile's
+    `size` in that dim; None when it is only known at run time."""
+    v = _static_or_constant(entry)
+    if v is None:
+        return None
+    if v < 0:
+        raise VerifyException(f"'{op.name}' valid_shape {v} in dim {d} is negative")
+    if v > size and size != DYNAMIC_INDEX:
+        raise VerifyException(
+            f"'{op.name}' valid_shape {v} in dim {d} exceeds the tile size {size}"
+        )
+    return v
+
+
 def _check_window(
     op: Operation,
     region_shape: Sequence[int],
@@ -254,15 +269,9 @@ def _check_window(
             raise VerifyException(f"'{op.name}' offset {o} in dim {d} is negative")
         size = tile_shape[d] if d < len(tile_shape) else 1
         if valid is not None and d < len(valid):
-            v = _static_or_constant(valid[d])
+            v = _valid_size(op, d, valid[d], size)
             if v is None:
                 continue
-            if v < 0:
-                raise VerifyException(f"'{op.name}' valid_shape {v} in dim {d} is negative")
-            if v > size and size != DYNAMIC_INDEX:
-                raise VerifyException(
-                    f"'{op.name}' valid_shape {v} in dim {d} exceeds the tile size {size}"
-                )
             size = v
         if size == DYNAMIC_INDEX or region_shape[d] == DYNAMIC_INDEX:
             continue
@@ -1272,6 +1281,8 @@ class FullOp(TileOp):
             raise VerifyException(
                 f"'pto.full' valid_shape has {len(valid)} entries for a rank-{len(shape)} result"
             )
+        for d, entry in enumerate(valid or []):
+            _valid_size(self, d, entry, shape[d])
 
 
 @irdl_op_definition
