@@ -112,7 +112,9 @@ def verify_located(module: Operation, context: str = "") -> None:
             _check_unique_symbols(op)
         try:
             op.verify(verify_nested_ops=False)
-        except VerifyException as e:
+        except (VerifyException, ValueError) as e:
+            # Some xDSL verifiers raise ValueError (arith.addui_extended on index):
+            # the op being verified is the place either way.
             suffix = f" ({context})" if context else ""
             raise error_at(op, f"{e}{suffix}") from e
 
