@@ -21,7 +21,7 @@ from typing import Any
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType
 from xdsl.ir import SSAValue
 
-from tileir.backends.numpy import interpreter as rules
+from tileir.backends.numpy.rules import memory as rules
 from tileir.bindings.binding import Binding, register
 from tileir.bindings.reading import elem, is_mem, is_tile, shape
 from tileir.dialect import dtypes, pto, shapes
