@@ -208,7 +208,7 @@ def cast(draw: st.DrawFn) -> Case:
     mode = maybe(draw, draw(st.sampled_from(CAST_MODES)), ["nearest"])
     sat = " sat" if draw(st.booleans()) else ""
     out = maybe(draw, shape, wrong_shapes(shape))
-    mode_text = f' mode "{mode}"' if mode != "none" else ""
+    mode_text = f" mode {mode}" if mode != "none" else ""
     c.lines.append(
         f"%r = pto.cast {x}{mode_text}{sat} : {ty('tensor', shape, src)} -> "
         f"{ty('tensor', out, dst)}"

@@ -61,7 +61,7 @@ pto.kernel @tail(%x: memref<?x4xf32>, %out: memref<?x4xf32>)
 CAST = """
 pto.kernel @narrow(%x: memref<3xf32>, %out: memref<3xbf16>) {
   %t = pto.view %x[0] : memref<3xf32> -> tensor<3xf32>
-  %r = pto.cast %t mode "rint" : tensor<3xf32> -> tensor<3xbf16>
+  %r = pto.cast %t mode rint : tensor<3xf32> -> tensor<3xbf16>
   pto.assemble %r into %out[0] : tensor<3xbf16>, memref<3xbf16>
 }
 """

@@ -71,6 +71,8 @@ from tileir.dialect.ops.elementwise import (
     AbsOp,
     AddOp,
     BinaryOp,
+    CastMode,
+    CastModeAttr,
     CastOp,
     CompareOp,
     DivOp,
@@ -119,6 +121,8 @@ from tileir.dialect.ops.structure import (
     LoopOp,
     LoopUnrollOp,
     StageOp,
+    StageUnit,
+    StageUnitAttr,
     StitchOp,
     TransferOp,
     YieldOp,
@@ -131,6 +135,10 @@ from tileir.dialect.ops.structure import (
 from tileir.dialect.shapes import GATHERMASK_MODES, broadcast_shapes
 
 __all__ = [
+    "CastMode",
+    "CastModeAttr",
+    "StageUnit",
+    "StageUnitAttr",
     "ANY_KIND",
     "AbsOp",
     "AddOp",
@@ -288,4 +296,5 @@ PTO = Dialect(
         TransferOp,
         StitchOp,
     ],
+    [CastModeAttr, StageUnitAttr],
 )

@@ -18,11 +18,13 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import Attribute, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     VarConstraint,
     base,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -31,6 +33,7 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from tileir.dialect import shapes
 from tileir.dialect.ops.base import (
@@ -56,8 +59,28 @@ from tileir.dialect.ops.base import (
     verify_tile_shape,
 )
 
-CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
-"""PyPTO's `pypto.CastMode` members, lower case without the `CAST_` prefix."""
+
+class CastMode(StrEnum):
+    """PyPTO's `pypto.CastMode` members, lower case without the `CAST_` prefix."""
+
+    NONE = "none"
+    RINT = "rint"
+    ROUND = "round"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    TRUNC = "trunc"
+    ODD = "odd"
+
+
+@irdl_attr_definition
+class CastModeAttr(EnumAttribute[CastMode], SpacedOpaqueSyntaxAttribute):
+    """A cast mode: `rint` in the custom form, `#pto<cast_mode rint>` in the generic one
+    (which the real mlir-opt keeps as an opaque attribute of the unregistered dialect)."""
+
+    name = "pto.cast_mode"
+
+
+CAST_MODES = tuple(m.value for m in CastMode)
 
 
 @irdl_op_definition
@@ -66,7 +89,7 @@ class CastOp(TileToTileOp):
 
     name = "pto.cast"
     SAME_ELEMENT: ClassVar[bool] = False
-    mode = prop_def(StringAttr, default_value=StringAttr("none"))
+    mode = prop_def(CastModeAttr, default_value=CastModeAttr(CastMode.NONE))
     satmode = opt_prop_def(UnitAttr)
     assembly_format = (
         "$input (`mode` $mode^)? (`sat` $satmode^)? attr-dict `:` type($input) `->` type($result)"
@@ -82,7 +105,7 @@ class CastOp(TileToTileOp):
         super().__init__(
             operands=[input],
             properties={
-                "mode": StringAttr(mode),
+                "mode": CastModeAttr(CastMode(mode)),
                 "satmode": UnitAttr() if saturate else None,
             },
             result_types=[result_type],
@@ -90,11 +113,6 @@ class CastOp(TileToTileOp):
 
     def verify_(self) -> None:
         super().verify_()
-        if self.mode.data not in CAST_MODES:
-            raise VerifyException(
-                f"'pto.cast' mode {self.mode.data!r} is not a PyPTO cast mode (one of "
-                f"{', '.join(CAST_MODES)})"
-            )
         _check_element_type(self, self.result.type, "result")
         if _shape(self.input.type) != _shape(self.result.type):
             raise VerifyException(

@@ -22,11 +22,21 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
     base,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -48,6 +58,7 @@ from xdsl.traits import (
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from tileir.diagnostics import MAX_NESTING
 from tileir.dialect.ops.base import (
@@ -446,7 +457,22 @@ class LoopUnrollOp(_LoopBase):
 
 # --------------------------------------------------------------------------- stages
 
-UNITS = ("vector", "cube")
+
+class StageUnit(StrEnum):
+    """The unit of the AI core a stage runs on."""
+
+    VECTOR = "vector"
+    CUBE = "cube"
+
+
+@irdl_attr_definition
+class StageUnitAttr(EnumAttribute[StageUnit], SpacedOpaqueSyntaxAttribute):
+    """A unit: `vector` in the custom form, `#pto<unit vector>` in the generic one."""
+
+    name = "pto.unit"
+
+
+UNITS = tuple(u.value for u in StageUnit)
 
 
 @irdl_op_definition
@@ -459,7 +485,7 @@ class StageOp(IRDLOperation):
     """
 
     name = "pto.stage"
-    unit = prop_def(StringAttr)
+    unit = prop_def(StageUnitAttr)
     label = opt_prop_def(StringAttr)
     tile_shape = opt_prop_def(DenseArrayBase.constr(i64))
     cube_tile = opt_prop_def(DenseArrayBase.constr(i64))
@@ -485,7 +511,7 @@ class StageOp(IRDLOperation):
             body = Region(body)
         super().__init__(
             properties={
-                "unit": StringAttr(unit),
+                "unit": StageUnitAttr(StageUnit(unit)),
                 "label": StringAttr(label) if label else None,
                 "tile_shape": _i64_array(tile_shape) if tile_shape else None,
                 "cube_tile": _i64_array(cube_tile) if cube_tile else None,
@@ -495,8 +521,6 @@ class StageOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if self.unit.data not in UNITS:
-            raise VerifyException(f"'pto.stage' unit {self.unit.data!r} must be 'vector' or 'cube'")
         if self.tile_shape is not None:
             verify_tile_shape(self, self.tile_shape.get_values(), "tile_shape")
         if self.cube_tile is not None and len(self.cube_tile.get_values()) != 6:
@@ -519,8 +543,8 @@ class TransferOp(IRDLOperation):
     name = "pto.transfer"
     T: ClassVar = VarConstraint("T", base(TensorType))
     input = operand_def(T)
-    src_unit = prop_def(StringAttr, prop_name="from")
-    dst_unit = prop_def(StringAttr, prop_name="to")
+    src_unit = prop_def(StageUnitAttr, prop_name="from")
+    dst_unit = prop_def(StageUnitAttr, prop_name="to")
     result = result_def(T)
     traits = traits_def(Pure(), TileResults())
     assembly_format = "$input `from` $from `to` $to attr-dict `:` type($result)"
@@ -528,27 +552,30 @@ class TransferOp(IRDLOperation):
     def __init__(self, input: SSAValue | Operation, src_unit: str, dst_unit: str):
         super().__init__(
             operands=[input],
-            properties={"from": StringAttr(src_unit), "to": StringAttr(dst_unit)},
+            properties={
+                "from": StageUnitAttr(StageUnit(src_unit)),
+                "to": StageUnitAttr(StageUnit(dst_unit)),
+            },
             result_types=[SSAValue.get(input).type],
         )
 
     def verify_(self) -> None:
-        units = (self.src_unit.data, self.dst_unit.data)
+        units = (self.src_unit.data.value, self.dst_unit.data.value)
         if set(units) != set(UNITS):
             raise VerifyException(
                 f"'pto.transfer' goes from one unit to the other, not {units[0]!r} -> {units[1]!r}"
             )
         if self.input.type != self.result.type:
             raise VerifyException("'pto.transfer' result type must equal the input type")
-        for produced_on in producing_units(self.input) - {self.src_unit.data}:
+        for produced_on in producing_units(self.input) - {self.src_unit.data.value}:
             raise VerifyException(
-                f"'pto.transfer' from {self.src_unit.data!r} takes a tile computed on the "
+                f"'pto.transfer' from {self.src_unit.data.value!r} takes a tile computed on the "
                 f"{produced_on!r} unit"
             )
         stage = _enclosing_stage(self)
-        if stage is not None and stage.unit.data != self.dst_unit.data:
+        if stage is not None and stage.unit.data.value != self.dst_unit.data.value:
             raise VerifyException(
-                f"'pto.transfer' to {self.dst_unit.data!r} sits in a {stage.unit.data!r} "
+                f"'pto.transfer' to {self.dst_unit.data.value!r} sits in a {stage.unit.data.value!r} "
                 "stage; a transfer belongs to the stage that receives the tile"
             )
 
@@ -568,14 +595,14 @@ def producing_units(value: SSAValue) -> frozenset[str]:
     stages)."""
     owner = value.owner
     if isinstance(owner, TransferOp):
-        return frozenset({owner.dst_unit.data})
+        return frozenset({owner.dst_unit.data.value})
     if isinstance(owner, StageOp):
-        return frozenset({owner.unit.data})
+        return frozenset({owner.unit.data.value})
     if not isinstance(owner, Operation):
         return frozenset()
     stage = _enclosing_stage(owner)
     if stage is not None:
-        return frozenset({stage.unit.data})
+        return frozenset({stage.unit.data.value})
     units: set[str] = set()
     index = value.index  # type: ignore[attr-defined]
     for region in owner.regions:
@@ -595,7 +622,7 @@ def producing_unit(value: SSAValue) -> str | None:
 def _verify_no_unit_crossing(stage: StageOp) -> None:
     """A tile computed on the other unit must enter a stage through `pto.transfer`: the
     Vector and Cube cores share no registers, only buffers."""
-    unit = stage.unit.data
+    unit = stage.unit.data.value
     for op in stage.body.walk():
         if isinstance(op, TransferOp):
             continue
@@ -610,7 +637,7 @@ def _verify_no_unit_crossing(stage: StageOp) -> None:
                 raise VerifyException(
                     f"'{op.name}' in a {unit} stage uses a tile computed on the "
                     f"{produced_on} unit; pass it through `pto.transfer %v from "
-                    f'"{produced_on}" to "{unit}"` (vc-split inserts these)'
+                    f"{produced_on} to {unit}` (vc-split inserts these)"
                 )
 
 
