@@ -87,7 +87,7 @@ pto.kernel @rope(%x: {x_t}, %cos: {cs_t}, %sin: {cs_t}, %out: {x_t}) {{
     %a = pto.mul %xf, %cb : tensor<{t}x{n}x{d}xf32>, tensor<{t}x1x{d}xf32> -> tensor<{t}x{n}x{d}xf32>
     %b = pto.mul %rot, %sb : tensor<{t}x{n}x{d}xf32>, tensor<{t}x1x{d}xf32> -> tensor<{t}x{n}x{d}xf32>
     %y = pto.add %a, %b : tensor<{t}x{n}x{d}xf32>, tensor<{t}x{n}x{d}xf32> -> tensor<{t}x{n}x{d}xf32>
-    %o = pto.cast %y mode "rint" : tensor<{t}x{n}x{d}xf32> -> tensor<{t}x{n}x{d}xbf16>
+    %o = pto.cast %y mode rint : tensor<{t}x{n}x{d}xf32> -> tensor<{t}x{n}x{d}xbf16>
     pto.assemble %o into %out[%row, 0, 0] : tensor<{t}x{n}x{d}xbf16>, {x_t}
   }}
 }}
@@ -143,7 +143,7 @@ pto.kernel @gelu(%x: {m_t}, %out: {m_t}) {{
     %p = pto.add %th, %one : {f}, f32 -> {f}
     %hx = pto.mul %xf, %half : {f}, f32 -> {f}
     %y = pto.mul %hx, %p : {f}, {f} -> {f}
-    %o = pto.cast %y mode "rint" : {f} -> tensor<{t}x{hidden}xbf16>
+    %o = pto.cast %y mode rint : {f} -> tensor<{t}x{hidden}xbf16>
     pto.assemble %o into %out[%row, 0] : tensor<{t}x{hidden}xbf16>, {m_t}
   }}
 }}
@@ -196,7 +196,7 @@ pto.kernel @rmsnorm_linear(%x: memref<{tokens}x{k}xbf16>, %gamma: memref<1x{k}xb
     %rs = pto.rsqrt %me : tensor<{tm}x1xf32>
     %nx = pto.mul %xv, %rs : {xf}, tensor<{tm}x1xf32> -> {xf}
     %ng = pto.mul %nx, %gf : {xf}, tensor<1x{k}xf32> -> {xf}
-    %nb = pto.cast %ng mode "rint" : {xf} -> tensor<{tm}x{k}xbf16>
+    %nb = pto.cast %ng mode rint : {xf} -> tensor<{tm}x{k}xbf16>
     pto.set_cube_tile_shapes m [64, 128] k [256, 512] n [128, 256]
     %y = pto.matmul %nb, %wt b_trans : tensor<{tm}x{k}xbf16>, tensor<{n}x{k}xbf16> -> tensor<{tm}x{n}xf32>
     pto.assemble %y into %out[%row, 0] : tensor<{tm}x{n}xf32>, memref<{tokens}x{n}xf32>
@@ -236,7 +236,7 @@ def attention(s2: int = 8192, heads: int = 32, d: int = 128, blk: int = 512) -> 
       %sh = pto.sub %s, %mloc : {sc}, {col} -> {sc}
       %p = pto.exp %sh : {sc}
       %l = pto.sum %p, -1 keepdim : {sc} -> {col}
-      %pb = pto.cast %p mode "rint" : {sc} -> tensor<{heads}x{blk}xbf16>
+      %pb = pto.cast %p mode rint : {sc} -> tensor<{heads}x{blk}xbf16>
       %o = pto.matmul %pb, %vt : tensor<{heads}x{blk}xbf16>, tensor<{blk}x{d}xbf16> -> {acc}
       pto.assemble %mloc into %mi[0, 0] : {col}, memref<{heads}x1xf32>
       pto.assemble %l into %li[0, 0] : {col}, memref<{heads}x1xf32>
@@ -254,7 +254,7 @@ def attention(s2: int = 8192, heads: int = 32, d: int = 128, blk: int = 512) -> 
       %ps = pto.sum %p, -1 keepdim : {sc} -> {col}
       %la = pto.mul %lo, %al : {col}, {col} -> {col}
       %ln = pto.add %la, %ps : {col}, {col} -> {col}
-      %pb = pto.cast %p mode "rint" : {sc} -> tensor<{heads}x{blk}xbf16>
+      %pb = pto.cast %p mode rint : {sc} -> tensor<{heads}x{blk}xbf16>
       %pv = pto.matmul %pb, %vt : tensor<{heads}x{blk}xbf16>, tensor<{blk}x{d}xbf16> -> {acc}
       %oa = pto.mul %oo, %al : {acc}, {col} -> {acc}
       %on = pto.add %oa, %pv : {acc}, {acc} -> {acc}

@@ -30,7 +30,7 @@ pto.kernel @rope(%x: memref<20x2x64xbf16>, %cos: memref<20x64xbf16>, %sin: memre
     %a = pto.mul %xf, %cb : tensor<8x2x64xf32>, tensor<8x1x64xf32> -> tensor<8x2x64xf32>
     %b = pto.mul %rot, %sb : tensor<8x2x64xf32>, tensor<8x1x64xf32> -> tensor<8x2x64xf32>
     %y = pto.add %a, %b : tensor<8x2x64xf32>, tensor<8x2x64xf32> -> tensor<8x2x64xf32>
-    %o = pto.cast %y mode "rint" : tensor<8x2x64xf32> -> tensor<8x2x64xbf16>
+    %o = pto.cast %y mode rint : tensor<8x2x64xf32> -> tensor<8x2x64xbf16>
     pto.assemble %o into %out[%row, 0, 0] : tensor<8x2x64xbf16>, memref<20x2x64xbf16>
   }
 }

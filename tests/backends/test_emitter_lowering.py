@@ -38,18 +38,18 @@ pto.kernel @k(%x: memref<4x64xf32>, %out: memref<4x64xf32>) {
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   pto.set_vec_tile_shapes [4, 64]
-  %a = pto.stage "vector" label "first" tile [4, 64] {
+  %a = pto.stage vector label "first" tile [4, 64] {
     %t = pto.view %x[0, 0] : memref<4x64xf32> -> tensor<4x64xf32>
     %e = pto.exp %t : tensor<4x64xf32>
     pto.yield %e : tensor<4x64xf32>
   } -> tensor<4x64xf32>
-  pto.stage "vector" label "first" tile [4, 64] {
+  pto.stage vector label "first" tile [4, 64] {
     %n = pto.neg %a : tensor<4x64xf32>
     pto.assemble %n into %out[0, 0] : tensor<4x64xf32>, memref<4x64xf32>
     pto.yield
   }
   pto.loop %i = %c0 to %c3 step %c1 {
-    pto.stage "vector" label "first" tile [4, 64] {
+    pto.stage vector label "first" tile [4, 64] {
       %u = pto.view %x[0, 0] : memref<4x64xf32> -> tensor<4x64xf32>
       pto.assemble %u into %out[0, 0] : tensor<4x64xf32>, memref<4x64xf32>
       pto.yield

@@ -325,7 +325,7 @@ def test_cast_f32_to_i32_modes(mode, fn):
     x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7] * 2] * 4, F32)
     text = tile_kernel(
         f"""    %x = pto.view %a[0, 0] : memref<4x16xf32> -> tensor<4x16xf32>
-    %y = pto.cast %x mode "{mode}" : tensor<4x16xf32> -> tensor<4x16xi32>
+    %y = pto.cast %x mode {mode} : tensor<4x16xf32> -> tensor<4x16xi32>
     pto.assemble %y into %out[0, 0] : tensor<4x16xi32>, memref<4x16xi32>""",
         "%a: memref<4x16xf32>, %out: memref<4x16xi32>",
     )
@@ -337,7 +337,7 @@ def test_cast_round_is_half_away_from_zero():
     x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6] * 2] * 4, F32)
     text = tile_kernel(
         """    %x = pto.view %a[0, 0] : memref<4x16xf32> -> tensor<4x16xf32>
-    %y = pto.cast %x mode "round" sat : tensor<4x16xf32> -> tensor<4x16xi8>
+    %y = pto.cast %x mode round sat : tensor<4x16xf32> -> tensor<4x16xi8>
     pto.assemble %y into %out[0, 0] : tensor<4x16xi8>, memref<4x16xi8>""",
         "%a: memref<4x16xf32>, %out: memref<4x16xi8>",
     )
@@ -624,11 +624,11 @@ pto.kernel @k(%x: memref<6x8xf32>, %out: memref<6x8xf32>) {
     pto.loop %j = %c0 to %c2 step %c1 {
       %c = arith.muli %j, %c4 : index
       %t = pto.view %x[%r, %c] : memref<6x8xf32> -> tensor<2x4xf32>
-      %y = pto.stage "vector" {
+      %y = pto.stage vector {
         %e = pto.exp %t : tensor<2x4xf32>
         pto.yield %e : tensor<2x4xf32>
       } -> tensor<2x4xf32>
-      %z = pto.transfer %y from "vector" to "cube" : tensor<2x4xf32>
+      %z = pto.transfer %y from vector to cube : tensor<2x4xf32>
       pto.assemble %z into %out[%r, %c] : tensor<2x4xf32>, memref<6x8xf32>
     }
   }

@@ -68,8 +68,7 @@ STEPS = {
         lambda v, y: v - v.max(axis=1, keepdims=True),
     ),
     "bf16_round_trip": (
-        '%b{n} = pto.cast %v{p} mode "rint" : {t} -> {tb}\n'
-        "    %v{n} = pto.cast %b{n} : {tb} -> {t}",
+        "%b{n} = pto.cast %v{p} mode rint : {t} -> {tb}\n    %v{n} = pto.cast %b{n} : {tb} -> {t}",
         lambda v, y: v.astype(BF16).astype(F32),
     ),
 }

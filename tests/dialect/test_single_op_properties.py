@@ -15,6 +15,7 @@ Example counts follow the hypothesis profile (`ci` in CI, `deep` for long runs).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,11 +25,12 @@ import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from tileir import parse_module
+from tileir import bindings, parse_module
 from tileir.backends.numpy import run
 from tileir.backends.numpy.semantics import SemanticsError
 from tileir.backends.pypto import emit
 from tileir.diagnostics import TileirError
+from tileir.dialect import pto
 from tileir.dialect.pto import CAST_MODES
 from tileir.dialect.shapes import MATMUL_OUT_DTYPES
 from tileir.testing import random_inputs
@@ -112,10 +114,22 @@ def broadcast(a: Shape, b: Shape) -> Shape:
     return tuple(np.broadcast_shapes(a, b))
 
 
-UNARY = "neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu".split()
-BINARY = "add sub mul div maximum minimum pow".split()
-COMPARE = "eq ne lt le gt ge".split()
-REDUCE = "sum amax amin".split()
+def family(base: type, but: type | None = None) -> list[str]:
+    """The names (without `pto.`) of the bound ops on `base`: a new binding of a family
+    with a generic case (unary, binary, compare, reduce) is drawn without a change here."""
+    return sorted(
+        op.name.removeprefix("pto.")
+        for op in bindings.BY_OP
+        if issubclass(op, base) and not (but is not None and issubclass(op, but))
+    )
+
+
+UNARY = family(pto.UnaryOp)
+BINARY = family(pto.BinaryOp, but=pto.CompareOp)
+COMPARE = family(pto.CompareOp)
+REDUCE = family(pto.ReduceOp)
+LAYOUT = ["transpose", "unsqueeze", "expand_clone", "reshape", "concat"]
+INDEXING = ["gathermask", "gather", "index_select", "topk"]
 
 
 @st.composite
@@ -194,7 +208,7 @@ def cast(draw: st.DrawFn) -> Case:
     mode = maybe(draw, draw(st.sampled_from(CAST_MODES)), ["nearest"])
     sat = " sat" if draw(st.booleans()) else ""
     out = maybe(draw, shape, wrong_shapes(shape))
-    mode_text = f' mode "{mode}"' if mode != "none" else ""
+    mode_text = f" mode {mode}" if mode != "none" else ""
     c.lines.append(
         f"%r = pto.cast {x}{mode_text}{sat} : {ty('tensor', shape, src)} -> "
         f"{ty('tensor', out, dst)}"
@@ -230,7 +244,7 @@ def reduce(draw: st.DrawFn) -> Case:
 
 @st.composite
 def layout(draw: st.DrawFn) -> Case:
-    kind = draw(st.sampled_from(["transpose", "unsqueeze", "expand_clone", "reshape", "concat"]))
+    kind = draw(st.sampled_from(LAYOUT))
     c = Case(f"pto.{kind}")
     shape, dtype = draw(shapes_st), draw(st.sampled_from(ALL))
     x = c.tile(shape, dtype)
@@ -335,6 +349,26 @@ def assemble(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def workspace(draw: st.DrawFn) -> Case:
+    """`pto.tensor`: a workspace written and read back (its name is any string)."""
+    c = Case("pto.tensor")
+    shape, dtype = draw(shapes_st), draw(st.sampled_from(ALL))
+    x = c.tile(shape, dtype)
+    ws_shape = maybe(draw, shape, [(*shape[:-1], 0), (*shape[:-1], -1)])
+    name = draw(st.sampled_from(["ws", "a b", 'q"x', ""]))
+    zeros = ", ".join("0" * len(shape))
+    c.lines += [
+        f"%w = pto.tensor {json.dumps(name)} : {ty('memref', ws_shape, dtype)}",
+        f"pto.assemble {x} into %w[{zeros}] : {ty('tensor', shape, dtype)}, "
+        f"{ty('memref', ws_shape, dtype)}",
+        f"%r = pto.view %w[{zeros}] : {ty('memref', ws_shape, dtype)} -> "
+        f"{ty('tensor', shape, dtype)}",
+    ]
+    c.results.append(("%r", shape, dtype))
+    return c
+
+
+@st.composite
 def matmul(draw: st.DrawFn) -> Case:
     c = Case("pto.matmul")
     m, k, n = (draw(st.sampled_from(SIZES)) for _ in range(3))
@@ -366,7 +400,7 @@ def matmul(draw: st.DrawFn) -> Case:
 
 @st.composite
 def indexing(draw: st.DrawFn) -> Case:
-    kind = draw(st.sampled_from(["gathermask", "gather", "index_select", "topk"]))
+    kind = draw(st.sampled_from(INDEXING))
     c = Case(f"pto.{kind}")
     shape, dtype = draw(shapes_st), draw(st.sampled_from(ALL))
     x = c.tile(shape, dtype)
@@ -416,7 +450,7 @@ def indexing(draw: st.DrawFn) -> Case:
 
 @st.composite
 def settings_ops(draw: st.DrawFn) -> Case:
-    kind = draw(st.sampled_from(["vec", "cube", "label"]))
+    kind = draw(st.sampled_from(["vec", "cube", "label", "options"]))
     pair = st.lists(st.integers(0, 64), min_size=1, max_size=3)
     if kind == "vec":
         c = Case("pto.set_vec_tile_shapes")
@@ -427,6 +461,12 @@ def settings_ops(draw: st.DrawFn) -> Case:
         m, k, n = (draw(pair) for _ in range(3))
         split = " split_k" if draw(st.booleans()) else ""
         c.lines.append(f"pto.set_cube_tile_shapes m {m} k {k} n {n}{split}")
+    elif kind == "options":
+        c = Case("pto.set_options")
+        which = maybe(draw, draw(st.sampled_from(sorted(pto.OPTION_FUNCTIONS))), ["other"])
+        key = maybe(draw, draw(st.sampled_from(["vec_nbuffer_setting", "x"])), ["class", "a b"])
+        value = draw(st.sampled_from(["1 : i64", "true", '"pypto.X.Y"', "[1, 2]", "2.5 : f32"]))
+        c.lines.append(f'pto.set_options "{which}" {{{json.dumps(key)} = {value}}}')
     else:
         c = Case("pto.set_semantic_label")
         label = draw(st.sampled_from(["", "attn", "a b", 'q"x', "x\\n"]))
@@ -477,11 +517,47 @@ CASES = {
     "full": full(),
     "view": view(),
     "assemble": assemble(),
+    "workspace": workspace(),
     "matmul": matmul(),
     "indexing": indexing(),
     "settings": settings_ops(),
     "loop": loop(),
 }
+
+COVERS: dict[str, list[str]] = {
+    "unary": UNARY,
+    "binary": BINARY + COMPARE,
+    "where": ["where"],
+    "cast": ["cast"],
+    "reduce": REDUCE,
+    "layout": LAYOUT,
+    "full": ["full"],
+    "view": ["view"],
+    "assemble": ["assemble"],
+    "workspace": ["tensor"],
+    "matmul": ["matmul"],
+    "indexing": INDEXING,
+    "settings": [
+        "set_vec_tile_shapes",
+        "set_cube_tile_shapes",
+        "set_semantic_label",
+        "set_options",
+    ],
+    "loop": ["loop", "loop_unroll", "is_loop_begin", "is_loop_end"],
+}
+"""The ops each case draws (`loop` draws the loop-state ops in its body)."""
+
+
+def test_every_binding_has_a_case() -> None:
+    """A new binding is drawn here, or this test says where to add its case."""
+    drawn = {f"pto.{n}" for names in COVERS.values() for n in names}
+    assert COVERS.keys() == CASES.keys()
+    missing = sorted(op.name for op in bindings.BY_OP if op.name not in drawn)
+    assert not missing, (
+        f"{missing} have a binding but no single-op case: add them to a case in "
+        "tests/dialect/test_single_op_properties.py (and to COVERS)"
+    )
+
 
 STATS: Counter[str] = Counter()
 

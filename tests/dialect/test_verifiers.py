@@ -120,8 +120,8 @@ INVALID = {
     ),
     "cast-mode": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
-        '%r = pto.cast %t mode "nearest" : tensor<8x64xf32> -> tensor<8x64xbf16>',
-        "'nearest' is not a PyPTO cast mode",
+        "%r = pto.cast %t mode nearest : tensor<8x64xf32> -> tensor<8x64xbf16>",
+        "Expected `none`, `rint`, `round`, `floor`, `ceil`, `trunc`, or `odd`",
     ),
     "cast-shape": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
@@ -270,12 +270,12 @@ INVALID = {
     ),
     "label-empty": ('pto.set_semantic_label ""', "label must not be empty"),
     "stage-unit": (
-        'pto.stage "scalar" {\n  pto.yield\n}',
-        "unit 'scalar' must be 'vector' or 'cube'",
+        "pto.stage scalar {\n  pto.yield\n}",
+        "Expected `vector`, or `cube`",
     ),
     "transfer-units": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
-        '%r = pto.transfer %t from "vector" to "vector" : tensor<8x64xf32>',
+        "%r = pto.transfer %t from vector to vector : tensor<8x64xf32>",
         "goes from one unit to the other",
     ),
     "workspace-dynamic": ('%w = pto.tensor "w" : memref<?x4xf32>', "must have a static shape"),

@@ -99,7 +99,7 @@ def test_requirements_hold_after_their_providers() -> None:
 
 def test_a_hand_written_stage_is_staged() -> None:
     text = PLAIN.replace(
-        "  %t = pto.view", '  pto.stage "vector" label "mine" {\n  %t = pto.view'
+        "  %t = pto.view", '  pto.stage vector label "mine" {\n  %t = pto.view'
     ).replace("memref<4x8xf32>\n}", "memref<4x8xf32>\n  pto.yield\n  }\n}")
     module = parse_module(text)
     assert PROPERTIES["labelled"].holds(module)

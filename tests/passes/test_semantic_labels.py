@@ -177,7 +177,7 @@ def test_derive_label_quant_and_dequant() -> None:
     body = "\n".join(
         [
             VIEW,
-            '%q = pto.cast %t mode "rint" sat : tensor<8x64xf32> -> tensor<8x64xi8>',
+            "%q = pto.cast %t mode rint sat : tensor<8x64xf32> -> tensor<8x64xi8>",
             "%w = pto.view %wm[0, 0] : memref<64x64xi8> -> tensor<64x64xi8>",
             "%acc = pto.matmul %q, %w : tensor<8x64xi8>, tensor<64x64xi8> -> tensor<8x64xi32>",
             "%f = pto.cast %acc : tensor<8x64xi32> -> tensor<8x64xf32>",

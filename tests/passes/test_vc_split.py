@@ -162,12 +162,12 @@ def test_cli_bad_platform_has_no_traceback(tmp_path) -> None:
 
 CROSSING = """
 pto.kernel @k(%x: memref<16x16xf32>, %out: memref<16x16xf32>) {
-  %a = pto.stage "cube" {
+  %a = pto.stage cube {
     %t = pto.view %x[0, 0] : memref<16x16xf32> -> tensor<16x16xf32>
     %m = pto.matmul %t, %t : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
     pto.yield %m : tensor<16x16xf32>
   } -> tensor<16x16xf32>
-  pto.stage "vector" {
+  pto.stage vector {
     BODY
     pto.yield
   }
@@ -186,11 +186,11 @@ def test_verifier_rejects_direct_cube_to_vector_flow() -> None:
 def test_verifier_accepts_transfer_and_rejects_wrong_direction() -> None:
     good = CROSSING.replace(
         "BODY",
-        '%b = pto.transfer %a from "cube" to "vector" : tensor<16x16xf32>\n'
+        "%b = pto.transfer %a from cube to vector : tensor<16x16xf32>\n"
         "pto.assemble %b into %out[0, 0] : tensor<16x16xf32>, memref<16x16xf32>",
     )
     parse_module(good)
-    wrong = good.replace('from "cube" to "vector"', 'from "vector" to "cube"')
+    wrong = good.replace("from cube to vector", "from vector to cube")
     with pytest.raises(TileirError, match="'pto.transfer'"):
         parse_module(wrong)
 
@@ -199,13 +199,13 @@ def test_transfer_verifier_direct() -> None:
     module = parse_module(
         CROSSING.replace(
             "BODY",
-            '%b = pto.transfer %a from "cube" to "vector" : tensor<16x16xf32>\n'
+            "%b = pto.transfer %a from cube to vector : tensor<16x16xf32>\n"
             "pto.assemble %b into %out[0, 0] : tensor<16x16xf32>, memref<16x16xf32>",
         )
     )
     transfer = next(op for op in module.walk() if isinstance(op, pto.TransferOp))
-    transfer.src_unit = pto.StringAttr("vector")
-    transfer.dst_unit = pto.StringAttr("cube")
+    transfer.src_unit = pto.StageUnitAttr(pto.StageUnit.VECTOR)
+    transfer.dst_unit = pto.StageUnitAttr(pto.StageUnit.CUBE)
     with pytest.raises(VerifyException):
         transfer.verify()
 

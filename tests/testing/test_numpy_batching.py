@@ -46,14 +46,14 @@ pto.kernel @k(%x: memref<?x4xf32>, %out: memref<?x4xf32>)
   %s = memref.dim %x, %c0 : memref<?x4xf32>
   %n = arith.ceildivsi %s, %c2 : index
   pto.loop %i = %c0 to %n step %c1 name "rows" {
-    %off, %t = pto.stage "vector" {
+    %off, %t = pto.stage vector {
       %o = arith.muli %i, %c2 : index
       %left = arith.subi %s, %o : index
       %rows = arith.minsi %left, %c2 : index
       %t0 = pto.view %x[%o, 0] valid [%rows, 4] : memref<?x4xf32> -> tensor<2x4xf32>
       pto.yield %o, %t0 : index, tensor<2x4xf32>
     } -> index, tensor<2x4xf32>
-    pto.stage "vector" {
+    pto.stage vector {
       %r = pto.neg %t : tensor<2x4xf32>
       pto.assemble %r into %out[%off, 0] : tensor<2x4xf32>, memref<?x4xf32>
       pto.yield

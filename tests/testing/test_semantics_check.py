@@ -61,7 +61,7 @@ pto.kernel @tail(%x: memref<?x4xf32>, %out: memref<?x4xf32>)
 CAST = """
 pto.kernel @narrow(%x: memref<3xf32>, %out: memref<3xbf16>) {
   %t = pto.view %x[0] : memref<3xf32> -> tensor<3xf32>
-  %r = pto.cast %t mode "rint" : tensor<3xf32> -> tensor<3xbf16>
+  %r = pto.cast %t mode rint : tensor<3xf32> -> tensor<3xbf16>
   pto.assemble %r into %out[0] : tensor<3xbf16>, memref<3xbf16>
 }
 """
@@ -169,7 +169,7 @@ def test_tolerance_accepts_small_rounding_changes_and_exact_rejects_them():
 def test_a_module_that_no_longer_verifies_is_reported():
     with pytest.raises(VerificationFailure, match="after pass 'bogus-cast-mode'") as info:
         check_pass(BogusCastMode(), parse_module(CAST), n_inputs=1)
-    assert "'pto.cast' mode 'bogus'" in info.value.summary
+    assert '"bogus" should be of base attribute pto.cast_mode' in info.value.summary
 
 
 def test_a_module_that_does_not_parse_back_is_reported():

@@ -210,7 +210,7 @@ pto.kernel @k(%x: memref<?x4xf32>, %out: memref<?x4xf32>, %m: memref<1x4xf32>)
     pto.assemble %n into %acc[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
   }
   %f = pto.view %acc[0, 0] : memref<1x4xf32> -> tensor<1x4xf32>
-  %g = pto.cast %f mode "floor" : tensor<1x4xf32> -> tensor<1x4xbf16>
+  %g = pto.cast %f mode floor : tensor<1x4xf32> -> tensor<1x4xbf16>
   %h2 = pto.cast %g : tensor<1x4xbf16> -> tensor<1x4xf32>
   pto.assemble %h2 into %m[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
 }

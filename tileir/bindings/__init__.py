@@ -14,8 +14,10 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 | `control`     | is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes set_semantic_label |
 | `index`       | index arithmetic (`arith` on loop indices) <-> Python operators  |
 
-Adding an op is its class in `tileir/dialect/pto.py`, one binding in the family module
-and its function in `tileir/backends/numpy/semantics.py`.
+Adding an op is its class in the family module of `tileir/dialect/ops/` (listed in the
+`Dialect` in `tileir/dialect/pto.py`), one binding in the family module here, its numpy
+rule in `tileir/backends/numpy/rules/` (the same family) and its function in
+`tileir/backends/numpy/semantics.py`.
 """
 
 from __future__ import annotations

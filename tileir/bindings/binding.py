@@ -18,7 +18,8 @@ The three callables get the part that drives them:
 - ``write(w, op)``: `w` is the PyPTO writer of one kernel (`w.use(value)`,
   `w.mixed(list)`, `w.shape_of(type, sizes)`, `w.helper(name)`); returns the Python
   expression (or statement) for `op`.
-- ``numpy(c, op)``: the numpy interpreter's rule, a thin shim over the pure function in
+- ``numpy(c, op)``: the numpy interpreter's rule (in `tileir.backends.numpy.rules`, by
+  family), a thin shim over the pure function in
   `tileir.backends.numpy.semantics` (see the interpreter's docstring for what a rule
   adds: valid shapes, memory, batching).
 """

@@ -18,7 +18,7 @@ from typing import Any
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from tileir.backends.numpy import interpreter as rules
+from tileir.backends.numpy.rules import control as rules
 from tileir.bindings.binding import Binding, alias, register
 from tileir.dialect import pto
 

@@ -24,7 +24,7 @@ from typing import Any
 from xdsl.dialects.builtin import StringAttr, TensorType, i1
 from xdsl.ir import Operation, SSAValue
 
-from tileir.backends.numpy import interpreter as rules
+from tileir.backends.numpy.rules import elementwise as rules
 from tileir.bindings.binding import BY_OP, Binding, Helper, register
 from tileir.bindings.index import binary as binary_expr
 from tileir.bindings.reading import elem as _elem

@@ -12,9 +12,9 @@ from typing import Any
 from xdsl.dialects.builtin import TensorType, i32
 from xdsl.ir import Operation, SSAValue
 
-from tileir.backends.numpy import interpreter as rules
+from tileir.backends.numpy.rules import gather as rules
 from tileir.bindings.binding import Binding, register
-from tileir.bindings.reading import elem, shape
+from tileir.bindings.reading import elem, read_tile_int, shape
 from tileir.dialect import pto, shapes
 
 
@@ -24,13 +24,16 @@ def _sig_topk(input, k, dim=None, largest=True): ...
 
 
 def _read_gathermask(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
-    x = fe.tile(b["input"], node)
-    mode = fe.const_int(b["pattern_mode"], node, "pattern_mode")
-    try:
-        out = shapes.gathermask(shape(x), mode)
-    except shapes.ShapeError as e:
-        fe.fail(node, f"pypto.gathermask {e}")
-    return fe.emit(pto.GathermaskOp(x, mode, TensorType(elem(x), out)), node).results[0]
+    return read_tile_int(
+        fe,
+        b,
+        node,
+        pto.GathermaskOp,
+        "pattern_mode",
+        "pattern_mode",
+        shapes.gathermask,
+        "pypto.gathermask",
+    )
 
 
 def _write_gathermask(w: Any, op: pto.GathermaskOp) -> str:

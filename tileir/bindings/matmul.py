@@ -14,7 +14,7 @@ from typing import Any
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from tileir.backends.numpy import interpreter as rules
+from tileir.backends.numpy.rules import matmul as rules
 from tileir.bindings.binding import Binding, register
 from tileir.bindings.reading import shape
 from tileir.dialect import pto, shapes

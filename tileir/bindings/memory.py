@@ -21,9 +21,9 @@ from typing import Any
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType
 from xdsl.ir import SSAValue
 
-from tileir.backends.numpy import interpreter as rules
+from tileir.backends.numpy.rules import memory as rules
 from tileir.bindings.binding import Binding, register
-from tileir.bindings.reading import elem, is_mem, is_tile, shape
+from tileir.bindings.reading import elem, is_mem, is_tile, read_tile_int, shape
 from tileir.dialect import dtypes, pto, shapes
 
 
@@ -233,13 +233,16 @@ def _write_concat(w: Any, op: pto.ConcatOp) -> str:
 
 
 def _read_unsqueeze(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
-    x = fe.tile(b["input"], node)
-    dim = fe.const_int(b["dim"], node, "pypto.unsqueeze dim")
-    try:
-        out = shapes.unsqueeze(shape(x), dim)
-    except shapes.ShapeError as e:
-        fe.fail(node, f"pypto.unsqueeze: {e}")
-    return fe.emit(pto.UnsqueezeOp(x, dim, TensorType(elem(x), out)), node).results[0]
+    return read_tile_int(
+        fe,
+        b,
+        node,
+        pto.UnsqueezeOp,
+        "dim",
+        "pypto.unsqueeze dim",
+        shapes.unsqueeze,
+        "pypto.unsqueeze:",
+    )
 
 
 def _write_unsqueeze(w: Any, op: pto.UnsqueezeOp) -> str:

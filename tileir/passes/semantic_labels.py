@@ -39,11 +39,11 @@ creates a stage must give it the label of the stage it came from.
 Before / after:
 
 ```mlir
-%y = pto.stage "vector" tile [8, 64] { ... pto.rsqrt ... pto.sum ... }
-%z = pto.stage "cube" cube [16, 16, 64, 64, 32, 32] { ... pto.matmul %a, %w ... }
+%y = pto.stage vector tile [8, 64] { ... pto.rsqrt ... pto.sum ... }
+%z = pto.stage cube cube [16, 16, 64, 64, 32, 32] { ... pto.matmul %a, %w ... }
 // becomes
-%y = pto.stage "vector" label "rmsnorm" tile [8, 64] { ... }
-%z = pto.stage "cube" label "linear" cube [16, 16, 64, 64, 32, 32] { ... }
+%y = pto.stage vector label "rmsnorm" tile [8, 64] { ... }
+%z = pto.stage cube label "linear" cube [16, 16, 64, 64, 32, 32] { ... }
 ```
 """
 

@@ -43,19 +43,19 @@ After (and `flow_pattern = "V1,C1,V1"` on the kernel; the shapes are derived for
 
 ```mlir
 pto.loop %i = %c0 to %c4 step %c1 {
-  %y = pto.stage "vector" tile [8, 64] {
+  %y = pto.stage vector tile [8, 64] {
     %x = pto.view %in[%i, 0] : memref<32x64xf32> -> tensor<8x64xf32>
     %y_1 = pto.exp %x : tensor<8x64xf32>
     pto.yield %y_1 : tensor<8x64xf32>
   } -> tensor<8x64xf32>
-  %z = pto.stage "cube" cube [16, 16, 64, 64, 32, 32] {
-    %y_2 = pto.transfer %y from "vector" to "cube" : tensor<8x64xf32>
+  %z = pto.stage cube cube [16, 16, 64, 64, 32, 32] {
+    %y_2 = pto.transfer %y from vector to cube : tensor<8x64xf32>
     %wt = pto.view %w[0, 0] : memref<64x32xf32> -> tensor<64x32xf32>
     %z_1 = pto.matmul %y_2, %wt : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
     pto.yield %z_1 : tensor<8x32xf32>
   } -> tensor<8x32xf32>
-  pto.stage "vector" tile [8, 32] {
-    %z_2 = pto.transfer %z from "cube" to "vector" : tensor<8x32xf32>
+  pto.stage vector tile [8, 32] {
+    %z_2 = pto.transfer %z from cube to vector : tensor<8x32xf32>
     pto.assemble %z_2 into %out[%i, 0] : tensor<8x32xf32>, memref<32x32xf32>
     pto.yield
   }
@@ -121,7 +121,7 @@ def _resolve_units(segment: list[Operation]) -> list[Unit | None]:
     return resolved
 
 
-_UNIT_ATTR = {"vector": StringAttr("vector"), "cube": StringAttr("cube")}
+_UNIT_ATTR = {u.value: pto.StageUnitAttr(u) for u in pto.StageUnit}
 
 
 def _ancestor_in(op: Operation | None, block: Block) -> Operation | None:

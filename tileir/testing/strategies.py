@@ -1085,7 +1085,10 @@ def _register_pretty_printers() -> None:
         from hypothesis.vendor.pretty import for_type_by_name
     except ImportError:  # pragma: no cover - a hypothesis without the vendored printer
         return
-    for module, name in (("xdsl.dialects.builtin", "ModuleOp"), (pto.__name__, "KernelOp")):
+    for module, name in (
+        ("xdsl.dialects.builtin", "ModuleOp"),
+        (pto.KernelOp.__module__, "KernelOp"),
+    ):
         for_type_by_name(module, name, _pretty_ir)
 
 

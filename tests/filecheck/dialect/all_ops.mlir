@@ -27,8 +27,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     // CHECK: pto.set_options "operation_options" {combine_axis = true}
     %t = pto.view %x[%i, 0] valid [%v, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] valid [%{{.*}}, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
-    %f = pto.cast %t mode "rint" sat : tensor<8x64xbf16> -> tensor<8x64xf32>
-    // CHECK: pto.cast %{{.*}} mode "rint" sat : tensor<8x64xbf16> -> tensor<8x64xf32>
+    %f = pto.cast %t mode rint sat : tensor<8x64xbf16> -> tensor<8x64xf32>
+    // CHECK: pto.cast %{{.*}} mode rint sat : tensor<8x64xbf16> -> tensor<8x64xf32>
     %g = pto.cast %t : tensor<8x64xbf16> -> tensor<8x64xf32>
     // CHECK: pto.cast %{{.*}} : tensor<8x64xbf16> -> tensor<8x64xf32>
     %h = pto.view %f[0, 32] : tensor<8x64xf32> -> tensor<8x32xf32>
@@ -104,7 +104,7 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %c5 = pto.ge %b6, %half : tensor<4x16xf32>, f32 -> tensor<4x16xi1>
   %sel = pto.where %c2, %b6, %half : tensor<4x16xi1>, tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   // CHECK: pto.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x16xi1>, tensor<4x16xf32>, f32 -> tensor<4x16xf32>
-  %xh = pto.cast %sel mode "round" : tensor<4x16xf32> -> tensor<4x16xf16>
+  %xh = pto.cast %sel mode round : tensor<4x16xf32> -> tensor<4x16xf16>
   %wb = pto.view %b[0, 0] : memref<16x8xf16> -> tensor<16x8xf16>
   %bv = pto.view %bias[0] : memref<8xf32> -> tensor<8xf32>
   %mm = pto.matmul %xh, %wb bias %bv : tensor<4x16xf16>, tensor<16x8xf16>, tensor<8xf32> -> tensor<4x8xf32>
@@ -126,11 +126,11 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   // CHECK: pto.topk %{{.*}}, 3 : tensor<4x16xf32> -> tensor<4x3xf32>, tensor<4x3xi32>
   pto.set_cube_tile_shapes m [16, 16] k [16, 32] n [16, 16] split_k
   // CHECK: pto.set_cube_tile_shapes m [16, 16] k [16, 32] n [16, 16] split_k
-  %st = pto.stage "cube" label "linear" tile [4, 8] {
+  %st = pto.stage cube label "linear" tile [4, 8] {
     %in = pto.matmul %xh, %wb : tensor<4x16xf16>, tensor<16x8xf16> -> tensor<4x8xf32>
     pto.yield %in : tensor<4x8xf32>
   } -> tensor<4x8xf32>
-  // CHECK: pto.stage "cube" label "linear" tile [4, 8] {
+  // CHECK: pto.stage cube label "linear" tile [4, 8] {
   // CHECK: } -> tensor<4x8xf32>
   %sg = pto.stitch size 2 max 4 {
     %s0 = pto.exp %x : tensor<4x16xf32>
@@ -138,7 +138,7 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   } -> tensor<4x16xf32>
   // CHECK: pto.stitch size 2 max 4 {
   // CHECK: } -> tensor<4x16xf32>
-  %tf = pto.transfer %st from "cube" to "vector" : tensor<4x8xf32>
-  // CHECK: pto.transfer %{{.*}} from "cube" to "vector" : tensor<4x8xf32>
+  %tf = pto.transfer %st from cube to vector : tensor<4x8xf32>
+  // CHECK: pto.transfer %{{.*}} from cube to vector : tensor<4x8xf32>
   pto.assemble %tf into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>
 }

@@ -17,7 +17,7 @@ pto.kernel @scale(%x: memref<?x64xf32>, %out: memref<?x64xf32>) attributes {dyna
     %t = pto.view %x[%row, 0] valid [%rows, 64] : memref<?x64xf32> -> tensor<4x64xf32>
     %h = arith.constant -5.000000e-01 : f32
     %r = pto.mul %t, %h : tensor<4x64xf32>, f32 -> tensor<4x64xf32>
-    %b = pto.cast %r mode "rint" : tensor<4x64xf32> -> tensor<4x64xf32>
+    %b = pto.cast %r mode rint : tensor<4x64xf32> -> tensor<4x64xf32>
     pto.assemble %b into %out[%row, 0] : tensor<4x64xf32>, memref<?x64xf32>
   }
 }

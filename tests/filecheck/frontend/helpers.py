@@ -19,7 +19,7 @@ def _rms_norm(x):
 # CHECK:         pto.set_semantic_label "rmsnorm"
 # CHECK-NEXT:    pto.set_vec_tile_shapes [16, 32]
 # CHECK:         pto.rsqrt
-# CHECK:         %[[B:.*]] = pto.cast %{{.*}} mode "rint" : tensor<16x32xf32> -> tensor<16x32xbf16>
+# CHECK:         %[[B:.*]] = pto.cast %{{.*}} mode rint : tensor<16x32xf32> -> tensor<16x32xbf16>
 # CHECK-NEXT:    pto.set_semantic_label "linear"
 # CHECK-NEXT:    pto.set_cube_tile_shapes m [16, 16] k [32, 32] n [16, 16]
 # CHECK-NEXT:    %[[W:.*]] = pto.view %w[0, 0] : memref<16x32xbf16> -> tensor<16x32xbf16>

@@ -10,7 +10,7 @@
 // CHECK:         pto.set_vec_tile_shapes [1, 64]
 // CHECK:         pto.loop %[[I:.*]] = {{.*}} name "rows_LoopUnroll8" {
 // CHECK:           pto.stitch size 8 max 128 {
-// CHECK-NEXT:        pto.stage "vector" label "elementwise" tile [1, 64] {
+// CHECK-NEXT:        pto.stage vector label "elementwise" tile [1, 64] {
 // CHECK-NEXT:          pto.view %x[%[[I]], 0]
 // CHECK-NEXT:          pto.exp
 // CHECK-NEXT:          pto.assemble
@@ -25,7 +25,7 @@
 // pure op does not.
 // CHECK-LABEL: pto.kernel @plain
 // CHECK:         pto.loop %{{.*}} name "rows" {
-// CHECK-NEXT:      pto.stage "vector" label "scale" tile [1, 64] {
+// CHECK-NEXT:      pto.stage vector label "scale" tile [1, 64] {
 // CHECK-NEXT:        pto.set_semantic_label "scale"
 // CHECK-NEXT:        pto.set_vec_tile_shapes [1, 64]
 // CHECK-NEXT:        pto.view
@@ -46,7 +46,7 @@
 // NOUNROLL-LABEL: pto.kernel @rows
 // NOUNROLL-NOT:     stitch_function_max_num
 // NOUNROLL:         pto.loop {{.*}} name "rows" unroll [8, 4, 2, 1] {
-// NOUNROLL-NEXT:      pto.stage "vector"
+// NOUNROLL-NEXT:      pto.stage vector
 pto.kernel @rows(%x: memref<13x64xf32>, %out: memref<13x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -8,20 +8,20 @@
 // rank (matmul, view and reshape are exempt).
 
 pto.kernel @stages(%x: memref<8x64xf32>, %w: memref<32x64xf32>, %out: memref<8x32xf32>) {
-  %y = pto.stage "vector" label "pre" tile [8, 64] {
+  %y = pto.stage vector label "pre" tile [8, 64] {
     %a = pto.view %x[0, 0] : memref<8x64xf32> -> tensor<8x64xf32>
     %e = pto.exp %a : tensor<8x64xf32>
     pto.yield %e : tensor<8x64xf32>
   } -> tensor<8x64xf32>
-  %z = pto.stage "cube" label "linear" cube [16, 16, 64, 64, 32, 32] {
-    %y2 = pto.transfer %y from "vector" to "cube" : tensor<8x64xf32>
+  %z = pto.stage cube label "linear" cube [16, 16, 64, 64, 32, 32] {
+    %y2 = pto.transfer %y from vector to cube : tensor<8x64xf32>
     %b = pto.view %w[0, 0] : memref<32x64xf32> -> tensor<32x64xf32>
     %m = pto.matmul %y2, %b b_trans : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
     pto.yield %m : tensor<8x32xf32>
   } -> tensor<8x32xf32>
   pto.stitch size 1 max 4 {
-    pto.stage "vector" label "post" tile [8, 32] {
-      %z2 = pto.transfer %z from "cube" to "vector" : tensor<8x32xf32>
+    pto.stage vector label "post" tile [8, 32] {
+      %z2 = pto.transfer %z from cube to vector : tensor<8x32xf32>
       %s = pto.sum %z2, 1 : tensor<8x32xf32> -> tensor<8xf32>
       %u = pto.unsqueeze %s, 1 : tensor<8xf32> -> tensor<8x1xf32>
       %t = pto.expand_clone %u : tensor<8x1xf32> -> tensor<8x32xf32>
@@ -60,7 +60,7 @@ pto.kernel @in_force(%x: memref<4x16xf32>, %out: memref<4x16xf32>) {
   pto.set_vec_tile_shapes [4, 16]
   pto.set_semantic_label "act"
   %a = pto.view %x[0, 0] : memref<4x16xf32> -> tensor<4x16xf32>
-  %e = pto.stage "vector" label "act" tile [4, 16] {
+  %e = pto.stage vector label "act" tile [4, 16] {
     %r = pto.relu %a : tensor<4x16xf32>
     pto.yield %r : tensor<4x16xf32>
   } -> tensor<4x16xf32>

@@ -9,9 +9,9 @@
 // The user's labels, each in effect at its stage's first op, win over derived ones.
 // CHECK-LABEL: pto.kernel @sk03_user
 // CHECK-SAME:  labelled
-// CHECK:         pto.stage "vector" label "q-rmsnorm" tile [8, 64]
-// CHECK:         pto.stage "cube" label "wqa-linear" cube [16, 16, 64, 64, 32, 32]
-// CHECK:         pto.stage "vector" label "post" tile [8, 32]
+// CHECK:         pto.stage vector label "q-rmsnorm" tile [8, 64]
+// CHECK:         pto.stage cube label "wqa-linear" cube [16, 16, 64, 64, 32, 32]
+// CHECK:         pto.stage vector label "post" tile [8, 32]
 pto.kernel @sk03_user(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %out: memref<8x32xbf16>) {
   pto.set_semantic_label "q-rmsnorm"
   pto.set_vec_tile_shapes [8, 64]
@@ -21,23 +21,23 @@ pto.kernel @sk03_user(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %out: memre
   %ss = pto.sum %sq, -1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>
   %r = pto.rsqrt %ss : tensor<8x1xf32>
   %y = pto.mul %xf, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
-  %yb = pto.cast %y mode "rint" : tensor<8x64xf32> -> tensor<8x64xbf16>
+  %yb = pto.cast %y mode rint : tensor<8x64xf32> -> tensor<8x64xbf16>
   pto.set_semantic_label "wqa-linear"
   pto.set_cube_tile_shapes m [16, 16] k [64, 64] n [32, 32]
   %wt = pto.view %w[0, 0] : memref<32x64xbf16> -> tensor<32x64xbf16>
   %p = pto.matmul %yb, %wt b_trans : tensor<8x64xbf16>, tensor<32x64xbf16> -> tensor<8x32xf32>
   pto.set_semantic_label "post"
   pto.set_vec_tile_shapes [8, 32]
-  %o = pto.cast %p mode "rint" : tensor<8x32xf32> -> tensor<8x32xbf16>
+  %o = pto.cast %p mode rint : tensor<8x32xf32> -> tensor<8x32xbf16>
   pto.assemble %o into %out[0, 0] : tensor<8x32xbf16>, memref<8x32xbf16>
 }
 
 // Without user labels the rule table names each stage: RMSNorm (sum + rsqrt), a matmul
 // with a weight read from a kernel argument (linear), a cast-only post stage.
 // CHECK-LABEL: pto.kernel @sk03_derived
-// CHECK:         pto.stage "vector" label "rmsnorm"
-// CHECK:         pto.stage "cube" label "linear"
-// CHECK:         pto.stage "vector" label "cast"
+// CHECK:         pto.stage vector label "rmsnorm"
+// CHECK:         pto.stage cube label "linear"
+// CHECK:         pto.stage vector label "cast"
 pto.kernel @sk03_derived(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %out: memref<8x32xbf16>) {
   %xt = pto.view %x[0, 0] : memref<8x64xbf16> -> tensor<8x64xbf16>
   %xf = pto.cast %xt : tensor<8x64xbf16> -> tensor<8x64xf32>
@@ -45,10 +45,10 @@ pto.kernel @sk03_derived(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %out: me
   %ss = pto.sum %sq, -1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>
   %r = pto.rsqrt %ss : tensor<8x1xf32>
   %y = pto.mul %xf, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
-  %yb = pto.cast %y mode "rint" : tensor<8x64xf32> -> tensor<8x64xbf16>
+  %yb = pto.cast %y mode rint : tensor<8x64xf32> -> tensor<8x64xbf16>
   %wt = pto.view %w[0, 0] : memref<32x64xbf16> -> tensor<32x64xbf16>
   %p = pto.matmul %yb, %wt b_trans : tensor<8x64xbf16>, tensor<32x64xbf16> -> tensor<8x32xf32>
-  %o = pto.cast %p mode "rint" : tensor<8x32xf32> -> tensor<8x32xbf16>
+  %o = pto.cast %p mode rint : tensor<8x32xf32> -> tensor<8x32xbf16>
   pto.assemble %o into %out[0, 0] : tensor<8x32xbf16>, memref<8x32xbf16>
 }
 
@@ -56,20 +56,20 @@ pto.kernel @sk03_derived(%x: memref<8x64xbf16>, %w: memref<32x64xbf16>, %out: me
 // (both patterns match, joined in table order); the int32 result is dequantised.
 // Two RoPE-like stages in one kernel get unique labels.
 // CHECK-LABEL: pto.kernel @quant_and_two_ropes
-// CHECK:         pto.stage "vector" label "rmsnorm-quant"
-// CHECK:         pto.stage "cube" label "linear"
-// CHECK:         pto.stage "vector" label "dequant"
-// CHECK:         pto.stage "cube" label "matmul"
-// CHECK:         pto.stage "vector" label "rope"
-// CHECK:         pto.stage "cube" label "matmul-2"
-// CHECK:         pto.stage "vector" label "rope-2"
+// CHECK:         pto.stage vector label "rmsnorm-quant"
+// CHECK:         pto.stage cube label "linear"
+// CHECK:         pto.stage vector label "dequant"
+// CHECK:         pto.stage cube label "matmul"
+// CHECK:         pto.stage vector label "rope"
+// CHECK:         pto.stage cube label "matmul-2"
+// CHECK:         pto.stage vector label "rope-2"
 pto.kernel @quant_and_two_ropes(%x: memref<16x64xf32>, %w: memref<64x64xi8>, %out: memref<16x64xf32>) {
   %xt = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>
   %sq = pto.mul %xt, %xt : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x64xf32>
   %ss = pto.sum %sq, -1 keepdim : tensor<16x64xf32> -> tensor<16x1xf32>
   %r = pto.rsqrt %ss : tensor<16x1xf32>
   %y = pto.mul %xt, %r : tensor<16x64xf32>, tensor<16x1xf32> -> tensor<16x64xf32>
-  %q = pto.cast %y mode "rint" sat : tensor<16x64xf32> -> tensor<16x64xi8>
+  %q = pto.cast %y mode rint sat : tensor<16x64xf32> -> tensor<16x64xi8>
   %wt = pto.view %w[0, 0] : memref<64x64xi8> -> tensor<64x64xi8>
   %acc = pto.matmul %q, %wt : tensor<16x64xi8>, tensor<64x64xi8> -> tensor<16x64xi32>
   %f = pto.cast %acc : tensor<16x64xi32> -> tensor<16x64xf32>

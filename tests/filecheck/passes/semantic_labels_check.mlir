@@ -9,16 +9,16 @@
 // RUN: tileir-opt %s -p vc-split,semantic-labels,semantic-labels{check=true} -o /dev/null
 
 pto.kernel @lost(%x: memref<8x8xf32>, %out: memref<8x8xf32>) attributes {labelled} {
-  %t = pto.stage "vector" label "copy" {
+  %t = pto.stage vector label "copy" {
     %v = pto.view %x[0, 0] : memref<8x8xf32> -> tensor<8x8xf32>
     pto.yield %v : tensor<8x8xf32>
   } -> tensor<8x8xf32>
-  %e = pto.stage "vector" {
+  %e = pto.stage vector {
     %a = pto.exp %t : tensor<8x8xf32>
     pto.yield %a : tensor<8x8xf32>
   } -> tensor<8x8xf32>
   %n = pto.neg %e : tensor<8x8xf32>
-  pto.stage "vector" label "copy-2" {
+  pto.stage vector label "copy-2" {
     pto.assemble %n into %out[0, 0] : tensor<8x8xf32>, memref<8x8xf32>
     pto.yield
   }

@@ -17,26 +17,26 @@
 // CHECK-NEXT:    arith.constant
 // CHECK-NEXT:    arith.constant
 // CHECK-NEXT:    pto.loop
-// CHECK-NEXT:      %[[OFF:[^,]*]], %[[NB:.*]] = pto.stage "vector" tile [8, 64] {
+// CHECK-NEXT:      %[[OFF:[^,]*]], %[[NB:.*]] = pto.stage vector tile [8, 64] {
 // CHECK:             pto.set_semantic_label "rmsnorm"
 // CHECK:             pto.rsqrt
-// CHECK:             %[[CAST:.*]] = pto.cast %{{.*}} mode "rint" : tensor<8x64xf32> -> tensor<8x64xbf16>
+// CHECK:             %[[CAST:.*]] = pto.cast %{{.*}} mode rint : tensor<8x64xf32> -> tensor<8x64xbf16>
 // CHECK-NEXT:        pto.yield %{{.*}}, %[[CAST]] : index, tensor<8x64xbf16>
 // CHECK-NEXT:      } -> index, tensor<8x64xbf16>
 // Settings are statements for the ops that follow: they open the next stage.
-// CHECK-NEXT:      %[[P:.*]] = pto.stage "cube" cube [16, 16, 64, 64, 32, 32] {
-// CHECK-NEXT:        %[[T:.*]] = pto.transfer %[[NB]] from "vector" to "cube" : tensor<8x64xbf16>
+// CHECK-NEXT:      %[[P:.*]] = pto.stage cube cube [16, 16, 64, 64, 32, 32] {
+// CHECK-NEXT:        %[[T:.*]] = pto.transfer %[[NB]] from vector to cube : tensor<8x64xbf16>
 // CHECK-NEXT:        pto.set_semantic_label "linear"
 // CHECK-NEXT:        pto.set_cube_tile_shapes m [16, 16] k [64, 64] n [32, 32]
 // CHECK-NEXT:        %[[W:.*]] = pto.view %w[0, 0]
 // CHECK-NEXT:        %[[MM:.*]] = pto.matmul %[[T]], %[[W]] b_trans
 // CHECK-NEXT:        pto.yield %[[MM]] : tensor<8x32xf32>
 // CHECK-NEXT:      } -> tensor<8x32xf32>
-// CHECK-NEXT:      pto.stage "vector" tile [8, 32] {
-// CHECK-NEXT:        %[[T2:.*]] = pto.transfer %[[P]] from "cube" to "vector" : tensor<8x32xf32>
+// CHECK-NEXT:      pto.stage vector tile [8, 32] {
+// CHECK-NEXT:        %[[T2:.*]] = pto.transfer %[[P]] from cube to vector : tensor<8x32xf32>
 // CHECK-NEXT:        pto.set_semantic_label "post"
 // CHECK-NEXT:        pto.set_vec_tile_shapes [8, 32]
-// CHECK-NEXT:        %[[O:.*]] = pto.cast %[[T2]] mode "rint"
+// CHECK-NEXT:        %[[O:.*]] = pto.cast %[[T2]] mode rint
 // CHECK-NEXT:        pto.assemble %[[O]] into %out[%[[OFF]], 0]
 // CHECK-NEXT:        pto.yield
 // CHECK-NEXT:      }
@@ -65,14 +65,14 @@ pto.kernel @sk03(%x: memref<21x64xbf16>, %gamma: memref<1x64xf32>, %w: memref<32
     %xn = pto.mul %xf, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
     %g = pto.view %gamma[0, 0] : memref<1x64xf32> -> tensor<1x64xf32>
     %y = pto.mul %xn, %g : tensor<8x64xf32>, tensor<1x64xf32> -> tensor<8x64xf32>
-    %yb = pto.cast %y mode "rint" : tensor<8x64xf32> -> tensor<8x64xbf16>
+    %yb = pto.cast %y mode rint : tensor<8x64xf32> -> tensor<8x64xbf16>
     pto.set_semantic_label "linear"
     pto.set_cube_tile_shapes m [16, 16] k [64, 64] n [32, 32]
     %wt = pto.view %w[0, 0] : memref<32x64xbf16> -> tensor<32x64xbf16>
     %p = pto.matmul %yb, %wt b_trans : tensor<8x64xbf16>, tensor<32x64xbf16> -> tensor<8x32xf32>
     pto.set_semantic_label "post"
     pto.set_vec_tile_shapes [8, 32]
-    %o = pto.cast %p mode "rint" : tensor<8x32xf32> -> tensor<8x32xbf16>
+    %o = pto.cast %p mode rint : tensor<8x32xf32> -> tensor<8x32xbf16>
     pto.assemble %o into %out[%off, 0] : tensor<8x32xbf16>, memref<21x32xbf16>
   }
 }
@@ -81,7 +81,7 @@ pto.kernel @sk03(%x: memref<21x64xbf16>, %gamma: memref<1x64xf32>, %w: memref<32
 // CHECK-LABEL: pto.kernel @rope_b
 // CHECK-SAME:  flow_pattern = "V1"
 // CHECK:         pto.loop
-// CHECK-NEXT:      pto.stage "vector" tile [8, 2, 64] {
+// CHECK-NEXT:      pto.stage vector tile [8, 2, 64] {
 // CHECK-NOT:       pto.transfer
 // CHECK-NOT:       pto.stage
 // CHECK:           pto.gathermask %{{.*}}, 1
@@ -121,13 +121,13 @@ pto.kernel @rope_b(%x: memref<16x2x64xf32>, %cos: memref<16x1x32xf32>, %sin: mem
 // ((16*1024 + 1024*128)*2*2 = 576 KiB > 512 KiB, 512 gives 288 KiB).
 // CHECK-LABEL: pto.kernel @derived
 // CHECK-SAME:  flow_pattern = "V1,C1,V1"
-// CHECK:         pto.stage "vector" tile [8, 1024] {
-// CHECK:         pto.stage "cube" cube [16, 16, 128, 512, 128, 128] {
-// CHECK:         pto.stage "vector" tile [8, 1024] {
+// CHECK:         pto.stage vector tile [8, 1024] {
+// CHECK:         pto.stage cube cube [16, 16, 128, 512, 128, 128] {
+// CHECK:         pto.stage vector tile [8, 1024] {
 pto.kernel @derived(%x: memref<8x4096xf32>, %w: memref<4096x1024xbf16>, %out: memref<8x1024xf32>) {
   %t = pto.view %x[0, 0] : memref<8x4096xf32> -> tensor<8x4096xf32>
   %e = pto.exp %t : tensor<8x4096xf32>
-  %b = pto.cast %e mode "rint" : tensor<8x4096xf32> -> tensor<8x4096xbf16>
+  %b = pto.cast %e mode rint : tensor<8x4096xf32> -> tensor<8x4096xbf16>
   %wt = pto.view %w[0, 0] : memref<4096x1024xbf16> -> tensor<4096x1024xbf16>
   %p = pto.matmul %b, %wt : tensor<8x4096xbf16>, tensor<4096x1024xbf16> -> tensor<8x1024xf32>
   pto.assemble %p into %out[0, 0] : tensor<8x1024xf32>, memref<8x1024xf32>
@@ -139,16 +139,16 @@ pto.kernel @derived(%x: memref<8x4096xf32>, %w: memref<4096x1024xbf16>, %out: me
 // CHECK-LABEL: pto.kernel @mixed_if
 // CHECK-SAME:  flow_pattern = "V1,C1,V2"
 // CHECK:         pto.loop
-// CHECK:           %[[A:.*]] = pto.stage "vector"
+// CHECK:           %[[A:.*]] = pto.stage vector
 // CHECK:           scf.if
-// CHECK-NEXT:        %[[M:.*]] = pto.stage "cube"
-// CHECK-NEXT:          pto.transfer %[[A]] from "vector" to "cube"
+// CHECK-NEXT:        %[[M:.*]] = pto.stage cube
+// CHECK-NEXT:          pto.transfer %[[A]] from vector to cube
 // CHECK:               pto.matmul
-// CHECK:             pto.stage "vector"
-// CHECK-NEXT:          pto.transfer %[[M]] from "cube" to "vector"
+// CHECK:             pto.stage vector
+// CHECK-NEXT:          pto.transfer %[[M]] from cube to vector
 // CHECK:               pto.assemble
 // CHECK:           }
-// CHECK:         pto.stage "vector"
+// CHECK:         pto.stage vector
 pto.kernel @mixed_if(%x: memref<16x16xf16>, %w: memref<16x16xf16>, %out: memref<16x16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -173,20 +173,20 @@ pto.kernel @mixed_if(%x: memref<16x16xf16>, %w: memref<16x16xf16>, %out: memref<
 // yield Cube tiles, the consumer receives the result through one transfer.
 // CHECK-LABEL: pto.kernel @if_results
 // CHECK:         %[[R:.*]] = scf.if
-// CHECK-NEXT:      %[[M:.*]] = pto.stage "cube"
-// CHECK:           %[[H:.*]] = pto.stage "vector" tile [16, 16] {
-// CHECK-NEXT:        %[[T:.*]] = pto.transfer %[[M]] from "cube" to "vector"
+// CHECK-NEXT:      %[[M:.*]] = pto.stage cube
+// CHECK:           %[[H:.*]] = pto.stage vector tile [16, 16] {
+// CHECK-NEXT:        %[[T:.*]] = pto.transfer %[[M]] from cube to vector
 // CHECK-NEXT:        pto.yield %[[T]]
 // CHECK-NEXT:      } -> tensor<16x16xf32>
 // CHECK-NEXT:      scf.yield %[[H]]
 // CHECK:         } else {
-// CHECK-NEXT:      %[[F:.*]] = pto.stage "vector"
+// CHECK-NEXT:      %[[F:.*]] = pto.stage vector
 // CHECK:           scf.yield %[[F]]
-// CHECK:         pto.stage "vector"
+// CHECK:         pto.stage vector
 // CHECK-NEXT:      pto.abs %[[R]]
 // CHECK:         %[[R2:.*]] = scf.if
-// CHECK:         pto.stage "vector"
-// CHECK-NEXT:      %[[T2:.*]] = pto.transfer %[[R2]] from "cube" to "vector"
+// CHECK:         pto.stage vector
+// CHECK-NEXT:      %[[T2:.*]] = pto.transfer %[[R2]] from cube to vector
 // CHECK-NEXT:      pto.neg %[[T2]]
 pto.kernel @if_results(%x: memref<16x16xf16>, %w: memref<16x16xf16>, %out: memref<16x16xf32>) {
   %c0 = arith.constant 0 : index

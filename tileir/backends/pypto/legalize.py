@@ -32,7 +32,7 @@ each `is_loop_begin / is_loop_end` has one use, right after it. The output verif
 Before / after (`-p pypto-legalize`; more in tests/filecheck/passes/pypto_legalize.mlir):
 
 ```mlir
-%y = pto.stage "vector" label "post" tile [8, 32] {
+%y = pto.stage vector label "post" tile [8, 32] {
   %s = pto.sum %m, 1 : tensor<8x32xf32> -> tensor<8xf32>
   pto.yield %s : tensor<8xf32>
 } -> tensor<8xf32>

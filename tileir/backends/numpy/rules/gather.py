@@ -1,0 +1,108 @@
+"""Numpy rules of the index ops: `gathermask`, `gather` / `index_select`, `topk`."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.ir import Operation, SSAValue
+
+from tileir.backends.numpy import semantics
+from tileir.backends.numpy.interpreter import (
+    Env,
+    Step,
+    _Compiler,
+    _normalize_valid,
+    _rank,
+    _shape,
+    numpy_dtype,
+)
+from tileir.backends.numpy.rules.elementwise import _semantics_name
+from tileir.dialect import pto
+from tileir.dialect.shapes import GATHERMASK_PATTERNS
+
+
+def gathermask_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.GathermaskOp)
+    mode = op.pattern_mode.value.data
+    start, step = GATHERMASK_PATTERNS.get(mode, (0, 1))
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.gathermask(arr, mode)
+        if valid is not None:
+            kept = max(0, -(-(valid[-1] - start) // step))
+            valid = _normalize_valid((*valid[:-1], kept), out.shape[out.ndim - len(valid) :])
+        env[r] = (out, valid)
+
+    return run
+
+
+def _check_result_shape(op: Operation, out: np.ndarray, result: SSAValue) -> None:
+    expected = _shape(result.type)
+    got = out.shape[out.ndim - len(expected) :]
+    if out.ndim < len(expected) or any(
+        e != DYNAMIC_INDEX and e != g for e, g in zip(expected, got)
+    ):
+        raise semantics.SemanticsError(
+            f"the numpy semantics gave shape {list(out.shape)} but the IR declares {list(expected)}"
+        )
+
+
+def index_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.GatherOp | pto.IndexSelectOp)
+    fn = getattr(semantics, _semantics_name(op))
+    rank = _rank(op.input)
+    d = op.dim.value.data % rank
+    a, i, r = c.slot(op.input), c.slot(op.index), c.slot(op.result)
+    result = op.result
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        idx, ivalid = env[i]
+        out = fn(arr, d, idx)
+        _check_result_shape(op, out, result)
+        if valid is None and ivalid is None:
+            env[r] = (out, None)
+            return
+        v = valid or arr.shape
+        iv = ivalid or idx.shape
+        if isinstance(op, pto.IndexSelectOp):
+            rv = (*v[:d], *iv, *v[d + 1 :])
+        else:
+            rv = tuple(min(x, y) if j != d else y for j, (x, y) in enumerate(zip(v, iv)))
+        env[r] = (out, _normalize_valid(rv, out.shape))
+
+    return run
+
+
+def topk_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.TopkOp)
+    rank = _rank(op.input)
+    d = op.dim.value.data % rank
+    k = op.k.value.data
+    largest = op.largest.value.data
+    index_dtype = numpy_dtype(op.indices.type)
+    a, rv, ri = c.slot(op.input), c.slot(op.values), c.slot(op.indices)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        n = valid[d] if valid is not None else arr.shape[d]
+        kk = min(k, n)
+        if n < arr.shape[d]:
+            arr = np.take(arr, np.arange(n), axis=d)
+        values, indices = semantics.topk(arr, kk, d, largest)
+        indices = indices.astype(index_dtype)
+        out_valid = None
+        if valid is not None:
+            out_valid = list(valid)
+            out_valid[d] = kk
+        if kk < k:
+            pad = [(0, 0)] * rank
+            pad[d] = (0, k - kk)
+            values, indices = np.pad(values, pad), np.pad(indices, pad)
+        shape = values.shape
+        env[rv] = (values, _normalize_valid(None if out_valid is None else tuple(out_valid), shape))
+        env[ri] = (indices, env[rv][1])
+
+    return run

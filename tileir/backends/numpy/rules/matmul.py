@@ -1,0 +1,62 @@
+"""Numpy rule of `pto.matmul`: the contraction reads only the valid part of K."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation
+
+from tileir.backends.numpy import fastpaths
+from tileir.backends.numpy.interpreter import (
+    Env,
+    Step,
+    _Compiler,
+    _normalize_valid,
+    _rank,
+    numpy_dtype,
+)
+from tileir.dialect import pto
+
+
+def matmul_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.MatmulOp)
+    out_dtype = numpy_dtype(op.result.type)
+    a_trans, b_trans = op.a_trans is not None, op.b_trans is not None
+    a, b, r = c.slot(op.a), c.slot(op.b), c.slot(op.result)
+    bias = c.slot(op.bias) if op.bias is not None else -1
+    result_rank = _rank(op.result)
+
+    def run(env: Env) -> None:
+        xa, va = env[a]
+        xb, vb = env[b]
+        out_valid = None
+        if va is not None or vb is not None:
+            # Contract only over the K both operands hold; M from a, N from b.
+            ka_axis, kb_axis = (-2 if a_trans else -1), (-1 if b_trans else -2)
+            ka = va[ka_axis] if va is not None else xa.shape[ka_axis]
+            kb = vb[kb_axis] if vb is not None else xb.shape[kb_axis]
+            k = min(ka, kb)
+            if k < xa.shape[ka_axis]:
+                xa = np.take(xa, np.arange(k), axis=ka_axis) if k else xa[..., :0, :0]
+                xb = np.take(xb, np.arange(k), axis=kb_axis)
+            elif k < xb.shape[kb_axis]:
+                xb = np.take(xb, np.arange(k), axis=kb_axis)
+            m = (va[-1] if a_trans else va[-2]) if va is not None else None
+            n = (vb[-2] if b_trans else vb[-1]) if vb is not None else None
+            out_valid = (m, n)
+        out = fastpaths.matmul(
+            xa,
+            xb,
+            out_dtype,
+            a_trans=a_trans,
+            b_trans=b_trans,
+            bias=env[bias][0] if bias >= 0 else None,
+        )
+        if out_valid is None:
+            env[r] = (out, None)
+        else:
+            full = out.shape[-result_rank:]
+            m, n = out_valid
+            valid = (*full[:-2], full[-2] if m is None else m, full[-1] if n is None else n)
+            env[r] = (out, _normalize_valid(valid, full))
+
+    return run

@@ -1,0 +1,231 @@
+"""Numpy rules of the memory and layout ops: `tensor`, `view`, `assemble` (only the
+valid region is written), `reshape`, `transpose`, `concat`, `unsqueeze`,
+`expand_clone`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.ir import Operation
+
+from tileir.backends.numpy import fastpaths, semantics
+from tileir.backends.numpy.interpreter import (
+    Env,
+    Step,
+    _batched_assemble,
+    _batched_memory_view,
+    _Compiler,
+    _IndexList,
+    _normalize_valid,
+    _rank,
+    _result_shape,
+    _scalar,
+    _shape,
+    _tile_shape,
+    numpy_dtype,
+)
+from tileir.dialect import pto
+
+
+def tensor_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.TensorOp)
+    shape, dtype, r = _shape(op.result.type), numpy_dtype(op.result.type), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        env[r] = np.zeros(shape, dtype)
+
+    return run
+
+
+def view_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ViewOp)
+    offsets = _IndexList(c, op.mixed_offsets)
+    valid_of = _IndexList(c, op.mixed_valid_shape)
+    shape_of = _result_shape(c, op.result.type, op.sizes)
+    src, r = c.slot(op.source), c.slot(op.result)
+    if isinstance(op.source.type, MemRefType):
+        if c.batch:
+            return _batched_memory_view(src, r, offsets, valid_of, shape_of)
+
+        # Tiles are never written in place while anything else can see them (a view owns
+        # no memory, see `fastpaths.spare`), so a window of memory that nothing writes
+        # (a read-only kernel input) can be used without a copy.
+        share = op.source in c.read_only
+
+        def read(env: Env) -> None:
+            shape = shape_of(env)
+            valid = valid_of(env) if valid_of.present else None
+            env[r] = (
+                fastpaths.read_window(env[src], offsets(env), shape, valid, share),
+                _normalize_valid(valid, shape),
+            )
+
+        return read
+
+    rank = _rank(op.source)
+
+    def slice_tile(env: Env) -> None:
+        arr, src_valid = env[src]
+        offs = tuple(_scalar(o) for o in offsets(env))
+        shape = tuple(_scalar(s) for s in shape_of(env))
+        full = _tile_shape(arr, rank)
+        if valid_of.present:
+            valid = tuple(_scalar(v) for v in valid_of(env))
+            extents = valid
+        else:
+            extents = shape
+            sv = src_valid or full
+            valid = tuple(max(0, min(s, v - o)) for s, v, o in zip(shape, sv, offs))
+        for d in range(rank):
+            if offs[d] < 0 or offs[d] + extents[d] > full[d] or not 0 <= valid[d] <= shape[d]:
+                raise semantics.SemanticsError(
+                    f"view: window offsets {list(offs)} shape {list(extents)} goes outside "
+                    f"the tile {list(full)} in dim {d}"
+                )
+        batch = arr.shape[: arr.ndim - rank]
+        region = (Ellipsis, *(slice(o, o + v) for o, v in zip(offs, valid)))
+        if tuple(valid) == shape:
+            # Tiles are never written in place while anything else can see them (the
+            # slice keeps its source referenced: `fastpaths.spare`), so a slice can
+            # share the source's memory.
+            env[r] = (arr[region], None)
+        else:
+            out = np.zeros(batch + shape, arr.dtype)
+            out[(Ellipsis, *(slice(0, v) for v in valid))] = arr[region]
+            env[r] = (out, tuple(valid))
+
+    return slice_tile
+
+
+def assemble_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.AssembleOp)
+    offsets = _IndexList(c, op.mixed_offsets)
+    src, dst = c.slot(op.src), c.slot(op.dst)
+    rank = _rank(op.src)
+    if c.batch:
+        return _batched_assemble(src, dst, offsets, rank)
+
+    def write(env: Env) -> None:
+        arr, valid = env[src]
+        fastpaths.write_window(env[dst], arr, offsets(env), valid)
+
+    return write
+
+
+def reshape_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ReshapeOp)
+    in_rank = _rank(op.input)
+    target = _shape(op.result.type)
+    valid_of = _IndexList(c, op.mixed_valid_shape)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, _ = env[a]
+        batch = arr.shape[: arr.ndim - in_rank]
+        shape = target
+        if DYNAMIC_INDEX in shape:
+            known = math.prod(s for s in shape if s != DYNAMIC_INDEX)
+            count = math.prod(_tile_shape(arr, in_rank))
+            if list(shape).count(DYNAMIC_INDEX) != 1 or known == 0 or count % known:
+                raise semantics.SemanticsError(
+                    f"reshape: cannot infer the dynamic dims of {list(shape)} from "
+                    f"{list(_tile_shape(arr, in_rank))}"
+                )
+            shape = tuple(count // known if s == DYNAMIC_INDEX else s for s in shape)
+        valid = tuple(_scalar(v) for v in valid_of(env)) if valid_of.present else None
+        env[r] = (semantics.reshape(arr, batch + shape), _normalize_valid(valid, shape))
+
+    return run
+
+
+def transpose_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.TransposeOp)
+    rank = _rank(op.input)
+    d0, d1 = op.dim0.value.data % rank, op.dim1.value.data % rank
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.transpose(arr, d0 - rank, d1 - rank)
+        if valid is not None:
+            v = list(valid)
+            v[d0], v[d1] = v[d1], v[d0]
+            valid = tuple(v)
+        env[r] = (out, valid)
+
+    return run
+
+
+def concat_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ConcatOp)
+    rank = _rank(op.result)
+    d = op.dim.value.data % rank
+    slots = [c.slot(v) for v in op.tensors]
+    r = c.slot(op.result)
+
+    def run(env: Env) -> None:
+        parts = [env[s] for s in slots]
+        arrs = [p[0] for p in parts]
+        batch = max((x.shape[: x.ndim - rank] for x in arrs), key=len)
+        if batch:
+            arrs = [x if x.ndim > rank else np.broadcast_to(x, batch + x.shape) for x in arrs]
+        out = semantics.concat(arrs, d - rank)
+        if all(p[1] is None for p in parts):
+            env[r] = (out, None)
+            return
+        full = _tile_shape(out, rank)
+        valid = list(full)
+        along = 0
+        for x, v in parts:
+            shp = _tile_shape(x, rank)
+            vv = v or shp
+            for j in range(rank):
+                if j != d:
+                    valid[j] = min(valid[j], vv[j])
+            if along is not None:
+                along += vv[d]
+                if vv[d] < shp[d]:
+                    valid[d] = along
+                    along = None
+        if along is not None:
+            valid[d] = along
+        env[r] = (out, _normalize_valid(tuple(valid), full))
+
+    return run
+
+
+def unsqueeze_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.UnsqueezeOp)
+    rank = _rank(op.input)
+    d = op.dim.value.data % (rank + 1)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.unsqueeze(arr, d - (rank + 1))
+        env[r] = (out, None if valid is None else (*valid[:d], 1, *valid[d:]))
+
+    return run
+
+
+def expand_clone_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.ExpandCloneOp)
+    rank = _rank(op.input)
+    target = _shape(op.result.type)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        shp = _tile_shape(arr, rank)
+        shape = tuple(s if t == DYNAMIC_INDEX else t for s, t in zip(shp, target))
+        out = semantics.expand_clone(arr, arr.shape[: arr.ndim - rank] + shape)
+        if valid is not None:
+            valid = _normalize_valid(
+                tuple(t if s == 1 and t != 1 else v for s, t, v in zip(shp, shape, valid)), shape
+            )
+        env[r] = (out, valid)
+
+    return run

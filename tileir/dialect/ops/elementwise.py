@@ -1,0 +1,454 @@
+"""Elementwise ops: `pto.cast`, the unary (`neg`, `exp` ...), binary (`add`, `div` ...)
+and comparison (`eq` ...) families, `pto.full` and `pto.where`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    IndexType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i1,
+    i64,
+)
+from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import Attribute, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from tileir.dialect import shapes
+from tileir.dialect.ops.base import (
+    ANY_KIND,
+    FLOAT,
+    NUMERIC,
+    ScalarType,
+    TileOp,
+    TileOrScalar,
+    TileToTileOp,
+    _check_element_type,
+    _check_index_list,
+    _check_kind,
+    _check_scalar,
+    _elem,
+    _expect_result,
+    _i64_array,
+    _rule,
+    _shape,
+    _split,
+    _valid_size,
+    mixed_values,
+    verify_tile_shape,
+)
+
+
+class CastMode(StrEnum):
+    """PyPTO's `pypto.CastMode` members, lower case without the `CAST_` prefix."""
+
+    NONE = "none"
+    RINT = "rint"
+    ROUND = "round"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    TRUNC = "trunc"
+    ODD = "odd"
+
+
+@irdl_attr_definition
+class CastModeAttr(EnumAttribute[CastMode], SpacedOpaqueSyntaxAttribute):
+    """A cast mode: `rint` in the custom form, `#pto<cast_mode rint>` in the generic one
+    (which the real mlir-opt keeps as an opaque attribute of the unregistered dialect)."""
+
+    name = "pto.cast_mode"
+
+
+CAST_MODES = tuple(m.value for m in CastMode)
+
+
+@irdl_op_definition
+class CastOp(TileToTileOp):
+    """`pypto.cast(input, dtype, mode, satmode)`."""
+
+    name = "pto.cast"
+    SAME_ELEMENT: ClassVar[bool] = False
+    mode = prop_def(CastModeAttr, default_value=CastModeAttr(CastMode.NONE))
+    satmode = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "$input (`mode` $mode^)? (`sat` $satmode^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        result_type: TensorType,
+        mode: str = "none",
+        saturate: bool = False,
+    ):
+        super().__init__(
+            operands=[input],
+            properties={
+                "mode": CastModeAttr(CastMode(mode)),
+                "satmode": UnitAttr() if saturate else None,
+            },
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_element_type(self, self.result.type, "result")
+        if _shape(self.input.type) != _shape(self.result.type):
+            raise VerifyException(
+                f"'pto.cast' changes the shape from {list(_shape(self.input.type))} to "
+                f"{list(_shape(self.result.type))}"
+            )
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+class UnaryOp(TileOp):
+    """Elementwise op of one tile; result has the operand's type."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = FLOAT
+    """The element-type classes the op is defined on."""
+
+    def __init__(self, input: SSAValue | Operation):
+        super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
+
+    def verify_(self) -> None:
+        if self.input.type != self.result.type:
+            raise VerifyException(f"'{self.name}' result type must equal the operand type")
+        _check_element_type(self, self.input.type, "operand")
+        _check_kind(self, self.input.type, self.ELEMENT_KINDS, "operand")
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "pto.neg"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    name = "pto.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    name = "pto.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    name = "pto.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    name = "pto.rsqrt"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "pto.tanh"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    name = "pto.erf"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    name = "pto.sigmoid"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "pto.abs"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    name = "pto.reciprocal"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "pto.relu"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
+
+
+def _operand_shape(t: Attribute) -> tuple[int, ...]:
+    return _shape(t) if isinstance(t, TensorType) else ()
+
+
+def _broadcast_result(op: Operation, operands: Sequence[SSAValue], result: Attribute) -> None:
+    tiles = [v for v in operands if isinstance(v.type, TensorType)]
+    if not tiles:
+        raise VerifyException(f"'{op.name}' needs at least one tile operand")
+    for t in tiles:
+        _check_element_type(op, t.type, "operand")
+    expected = _rule(op, shapes.broadcast, *[_operand_shape(v.type) for v in operands])
+    assert isinstance(result, TensorType)
+    _expect_result(op, _shape(result), expected, exact=False)
+
+
+class BinaryOp(TileOp):
+    """Elementwise op of two operands, each a tile or a scalar (`pypto.add(x, 1.0)`);
+    tiles broadcast numpy-style. Result element type is the tiles' element type."""
+
+    lhs = operand_def(TileOrScalar)
+    rhs = operand_def(TileOrScalar)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        result_type: TensorType,
+    ):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = NUMERIC
+    """The element-type classes of the tile operands the op is defined on."""
+
+    def result_element_type(self) -> Attribute:
+        return _elem(self.result.type)
+
+    def verify_(self) -> None:
+        _broadcast_result(self, [self.lhs, self.rhs], self.result.type)
+        tiles = [v for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)]
+        for v in tiles:
+            _check_kind(self, v.type, self.ELEMENT_KINDS, "operand")
+        for v in (self.lhs, self.rhs):
+            if not isinstance(v.type, TensorType):
+                _check_scalar(self, v.type, _elem(tiles[0].type))
+        elems = {_elem(v.type) for v in tiles}
+        if len(elems) > 1:
+            raise VerifyException(
+                f"'{self.name}' mixes element types {sorted(map(str, elems))}; cast one "
+                "operand first"
+            )
+        if elems and self.result_element_type() != _elem(self.result.type):
+            raise VerifyException(f"'{self.name}' has a wrong result element type")
+        if elems and _elem(self.result.type) not in elems and not isinstance(self, CompareOp):
+            raise VerifyException(
+                f"'{self.name}' result element type {_elem(self.result.type)} differs from "
+                f"the operands' {elems.pop()}"
+            )
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "pto.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "pto.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "pto.mul"
+
+
+PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")
+"""Members of `pypto.PrecisionType` (newer PyPTO), the precision mode of `pypto.div`."""
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """`pypto.div(x, y, precision_type=pypto.PrecisionType.INTRINSIC)`: `precision_type`
+    (a `PRECISION_TYPES` member, absent: PyPTO's default HIGH_PRECISION) picks how the
+    NPU divides; tileir's numpy back end computes the IEEE quotient for every mode."""
+
+    name = "pto.div"
+    precision_type = opt_prop_def(StringAttr)
+    assembly_format = (
+        "$lhs `,` $rhs (`precision` $precision_type^)? attr-dict `:` type($lhs) `,` "
+        "type($rhs) `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.precision_type is not None and self.precision_type.data not in PRECISION_TYPES:
+            raise VerifyException(
+                f"'pto.div' precision_type {self.precision_type.data!r} is not one of "
+                f"{list(PRECISION_TYPES)}"
+            )
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    name = "pto.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    name = "pto.minimum"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "pto.pow"
+
+
+class CompareOp(BinaryOp):
+    """Elementwise comparison; the result is an i1 tile (PyPTO's DT_BOOL)."""
+
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = ANY_KIND
+
+    def result_element_type(self) -> Attribute:
+        return i1
+
+
+@irdl_op_definition
+class EqOp(CompareOp):
+    name = "pto.eq"
+
+
+@irdl_op_definition
+class NeOp(CompareOp):
+    name = "pto.ne"
+
+
+@irdl_op_definition
+class LtOp(CompareOp):
+    name = "pto.lt"
+
+
+@irdl_op_definition
+class LeOp(CompareOp):
+    name = "pto.le"
+
+
+@irdl_op_definition
+class GtOp(CompareOp):
+    name = "pto.gt"
+
+
+@irdl_op_definition
+class GeOp(CompareOp):
+    name = "pto.ge"
+
+
+@irdl_op_definition
+class FullOp(TileOp):
+    """`pypto.full(size, fill_value, dtype, valid_shape=...)`."""
+
+    name = "pto.full"
+    value = operand_def(ScalarType)
+    valid_shape = var_operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$value (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
+        " (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($value) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        result_type: TensorType,
+        valid_shape: Sequence[int | SSAValue] | None = None,
+        sizes: Sequence[SSAValue] = (),
+    ):
+        sv, dv = _split(valid_shape or [])
+        super().__init__(
+            operands=[value, dv, list(sizes)],
+            properties={"static_valid_shape": sv},
+            result_types=[result_type],
+        )
+
+    @property
+    def mixed_valid_shape(self) -> list[int | SSAValue] | None:
+        return mixed_values(self.static_valid_shape, self.valid_shape) or None
+
+    def verify_(self) -> None:
+        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        _check_element_type(self, self.result.type, "result")
+        _check_scalar(self, self.value.type, _elem(self.result.type))
+        shape = _shape(self.result.type)
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
+        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
+            raise VerifyException(
+                f"'pto.full' result has {shape.count(DYNAMIC_INDEX)} dynamic dims but "
+                f"{len(self.sizes)} sizes"
+            )
+        valid = self.mixed_valid_shape
+        if valid is not None and len(valid) != len(shape):
+            raise VerifyException(
+                f"'pto.full' valid_shape has {len(valid)} entries for a rank-{len(shape)} result"
+            )
+        for d, entry in enumerate(valid or []):
+            _valid_size(self, d, entry, shape[d])
+
+
+@irdl_op_definition
+class WhereOp(TileOp):
+    """`pypto.where(condition, input, other)`."""
+
+    name = "pto.where"
+    condition = operand_def(TensorType)
+    input = operand_def(TileOrScalar)
+    other = operand_def(TileOrScalar)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$condition `,` $input `,` $other attr-dict `:` type($condition) `,` type($input)"
+        " `,` type($other) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        condition: SSAValue | Operation,
+        input: SSAValue | Operation,
+        other: SSAValue | Operation,
+        result_type: TensorType,
+    ):
+        super().__init__(operands=[condition, input, other], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if _elem(self.condition.type) != i1:
+            raise VerifyException(
+                f"'pto.where' condition has element type {_elem(self.condition.type)}; "
+                "it must be i1"
+            )
+        _broadcast_result(self, [self.condition, self.input, self.other], self.result.type)
+        for v in (self.input, self.other):
+            if not isinstance(v.type, TensorType):
+                _check_scalar(self, v.type, _elem(self.result.type))
+            elif _elem(v.type) != _elem(self.result.type):
+                raise VerifyException(
+                    f"'pto.where' operand element type {_elem(v.type)} differs from the "
+                    f"result's {_elem(self.result.type)}"
+                )

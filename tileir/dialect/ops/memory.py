@@ -1,0 +1,425 @@
+"""Memory and layout ops: `pto.tensor` (a workspace), `pto.view` / `pto.assemble` (read
+a tile from / write it into memory, the only ops with memory effects), and the layout
+changes `reshape`, `transpose`, `concat`, `unsqueeze`, `expand_clone`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I64,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
+from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
+from xdsl.utils.exceptions import VerifyException
+
+from tileir.dialect import shapes
+from tileir.dialect.ops.base import (
+    TileOp,
+    TileResults,
+    TileToTileOp,
+    _check_element_type,
+    _check_index_list,
+    _check_window,
+    _elem,
+    _expect_result,
+    _i64_array,
+    _rule,
+    _same_elem,
+    _shape,
+    _split,
+    _static_or_constant,
+    mixed_values,
+    verify_dims,
+    verify_tile_shape,
+)
+from tileir.dialect.ops.structure import is_kernel_argument
+
+# --------------------------------------------------------------------------- effects
+
+
+class _ReadSourceIfMemory(MemoryEffect):
+    """`view` reads memory when its source is a memref and is pure on a tile."""
+
+    @classmethod
+    def get_effects(cls, op: Operation):
+        assert isinstance(op, ViewOp)
+        if isinstance(op.source.type, MemRefType):
+            return {EffectInstance(MemoryEffectKind.READ, op.source)}
+        return set()
+
+
+class _WritesDestination(MemoryEffect):
+    @classmethod
+    def get_effects(cls, op: Operation):
+        assert isinstance(op, AssembleOp)
+        return {EffectInstance(MemoryEffectKind.WRITE, op.dst)}
+
+
+class _AllocatesResult(MemoryEffect):
+    @classmethod
+    def get_effects(cls, op: Operation):
+        return {EffectInstance(MemoryEffectKind.ALLOC, op.results[0])}
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@irdl_op_definition
+class TensorOp(IRDLOperation):
+    """`pypto.tensor(shape, dtype, name)`: a workspace buffer (mutable memory)."""
+
+    name = "pto.tensor"
+    buffer_name = prop_def(StringAttr, prop_name="name")
+    result = result_def(MemRefType)
+    traits = traits_def(_AllocatesResult())
+    assembly_format = "$name attr-dict `:` type($result)"
+
+    def __init__(self, name: str, type: MemRefType):
+        super().__init__(properties={"name": StringAttr(name)}, result_types=[type])
+
+    def verify_(self) -> None:
+        _check_element_type(self, self.result.type, "workspace")
+        verify_dims(self, _shape(self.result.type), "workspace")
+        if DYNAMIC_INDEX in _shape(self.result.type):
+            raise VerifyException(
+                f"'pto.tensor' workspace {self.buffer_name.data!r} must have a static shape"
+            )
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """`pypto.view(input, shape, offsets, valid_shape=...)`: read a tile out of memory,
+    or slice a tile. The result type holds the shape; `?` dims take their size from
+    `sizes`. Outside `valid_shape` a tail tile's contents are undefined in PyPTO
+    (zero in tileir's numpy back end)."""
+
+    name = "pto.view"
+    source = operand_def(base(TensorType) | base(MemRefType))
+    offsets = var_operand_def(IndexType)
+    valid_shape = var_operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    static_offsets = prop_def(DenseArrayBase.constr(i64))
+    static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(_ReadSourceIfMemory(), TileResults())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$source `` custom<DynamicIndexList>($offsets, $static_offsets)"
+        " (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
+        " (`sizes` `(` $sizes^ `)`)?"
+        " attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        offsets: Sequence[int | SSAValue],
+        result_type: TensorType,
+        valid_shape: Sequence[int | SSAValue] | None = None,
+        sizes: Sequence[SSAValue] = (),
+    ):
+        so, do = _split(offsets)
+        sv, dv = _split(valid_shape or [])
+        super().__init__(
+            operands=[source, do, dv, list(sizes)],
+            properties={"static_offsets": so, "static_valid_shape": sv},
+            result_types=[result_type],
+        )
+
+    @property
+    def mixed_offsets(self) -> list[int | SSAValue]:
+        return mixed_values(self.static_offsets, self.offsets)
+
+    @property
+    def mixed_valid_shape(self) -> list[int | SSAValue] | None:
+        values = mixed_values(self.static_valid_shape, self.valid_shape)
+        return values or None
+
+    def verify_(self) -> None:
+        _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        src, res = self.source.type, self.result.type
+        _check_element_type(self, res, "result")
+        if _elem(src) != _elem(res):
+            raise VerifyException(
+                f"'pto.view' changes the element type from {_elem(src)} to {_elem(res)}; "
+                "use pto.cast"
+            )
+        shape = _shape(res)
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
+        if len(shape) != len(_shape(src)):
+            raise VerifyException(
+                f"'pto.view' result rank {len(shape)} differs from source rank {len(_shape(src))}"
+            )
+        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
+            raise VerifyException(
+                f"'pto.view' result has {shape.count(DYNAMIC_INDEX)} dynamic dims but "
+                f"{len(self.sizes)} sizes"
+            )
+        _check_window(
+            self,
+            _shape(src),
+            self.mixed_offsets,
+            self.mixed_valid_shape,
+            shape,
+            "source",
+        )
+
+
+@irdl_op_definition
+class AssembleOp(IRDLOperation):
+    """`pypto.assemble(src, offsets, dst)`: write a tile (only its valid region) into
+    memory. `x[:] = value` on a workspace is an assemble at offset 0."""
+
+    name = "pto.assemble"
+    src = operand_def(TensorType)
+    dst = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    static_offsets = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(_WritesDestination())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$src `into` $dst `` custom<DynamicIndexList>($offsets, $static_offsets)"
+        " attr-dict `:` type($src) `,` type($dst)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        dst: SSAValue | Operation,
+        offsets: Sequence[int | SSAValue],
+    ):
+        so, do = _split(offsets)
+        super().__init__(operands=[src, dst, do], properties={"static_offsets": so})
+
+    @property
+    def mixed_offsets(self) -> list[int | SSAValue]:
+        return mixed_values(self.static_offsets, self.offsets)
+
+    def verify_(self) -> None:
+        _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        src, dst = self.src.type, self.dst.type
+        if _elem(src) != _elem(dst):
+            raise VerifyException(
+                f"'pto.assemble' writes a {_elem(src)} tile into a {_elem(dst)} tensor; cast first"
+            )
+        if len(_shape(src)) != len(_shape(dst)):
+            raise VerifyException(
+                f"'pto.assemble' tile rank {len(_shape(src))} differs from destination "
+                f"rank {len(_shape(dst))}"
+            )
+        # A tail tile may be larger than what is left; the valid region is checked at
+        # run time, so only a window that cannot fit even when valid is rejected here.
+        for d, off in enumerate(self.mixed_offsets):
+            o = _static_or_constant(off)
+            size, bound = _shape(dst)[d], _shape(dst)[d]
+            if o is not None and (o < 0 or (bound != DYNAMIC_INDEX and o >= max(size, 1))):
+                raise VerifyException(
+                    f"'pto.assemble' offset {o} in dim {d} is outside the destination of "
+                    f"size {bound}"
+                )
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@irdl_op_definition
+class ReshapeOp(TileToTileOp):
+    """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`."""
+
+    name = "pto.reshape"
+    # Redeclared so that `input` stays operand 0: xDSL orders a subclass's own
+    # fields before inherited ones.
+    input = operand_def(TensorType)
+    valid_shape = var_operand_def(IndexType)
+    static_valid_shape = prop_def(DenseArrayBase.constr(i64), default_value=_i64_array([]))
+    inplace = opt_prop_def(UnitAttr)
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input (`valid` custom<DynamicIndexList>($valid_shape, $static_valid_shape)^)?"
+        " (`inplace` $inplace^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        result_type: TensorType,
+        valid_shape: Sequence[int | SSAValue] | None = None,
+        inplace: bool = False,
+    ):
+        sv, dv = _split(valid_shape or [])
+        super().__init__(
+            operands=[input, dv],
+            properties={
+                "static_valid_shape": sv,
+                "inplace": UnitAttr() if inplace else None,
+            },
+            result_types=[result_type],
+        )
+
+    @property
+    def mixed_valid_shape(self) -> list[int | SSAValue] | None:
+        return mixed_values(self.static_valid_shape, self.valid_shape) or None
+
+    def verify_(self) -> None:
+        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        super().verify_()
+        a, b = self.input.type, self.result.type
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in _shape(b)], "result")
+        _rule(self, shapes.reshape, _shape(a), _shape(b))
+        if DYNAMIC_INDEX in (*_shape(a), *_shape(b)) and self.inplace is None:
+            raise VerifyException(
+                "'pto.reshape' with dynamic shapes must be inplace (PyPTO rule); add `inplace`"
+            )
+        valid = self.mixed_valid_shape
+        if valid is not None and len(valid) != len(_shape(b)):
+            raise VerifyException(
+                f"'pto.reshape' valid_shape has {len(valid)} entries for a rank-"
+                f"{len(_shape(b))} result"
+            )
+        if (
+            self.inplace is not None
+            and isinstance(self.input.owner, ViewOp)
+            and not _is_whole_tensor_view(self.input.owner)
+        ):
+            raise VerifyException(
+                "'pto.reshape' inplace is not allowed on a tensor produced by pto.view "
+                "(PyPTO rule); drop `inplace` or reshape a computed tile"
+            )
+        if self.inplace is not None and any(
+            isinstance(use.operation, AssembleOp) and is_kernel_argument(use.operation.dst)
+            for use in self.result.uses
+        ):
+            raise VerifyException(
+                "'pto.reshape' inplace result is written to a kernel argument, but an "
+                "inplace reshape's output cannot be a function output (PyPTO rule); drop "
+                "`inplace` here"
+            )
+
+
+def _is_whole_tensor_view(view: ViewOp) -> bool:
+    """A view of a whole kernel argument (offset 0, same shape, no valid_shape) is the
+    frontend's spelling of the global tensor itself, which PyPTO may reshape inplace."""
+    return (
+        is_kernel_argument(view.source)
+        and all(o == 0 for o in view.mixed_offsets)
+        and view.mixed_valid_shape is None
+        and not view.sizes
+        and _shape(view.source.type) == _shape(view.result.type)
+    )
+
+
+@irdl_op_definition
+class TransposeOp(TileToTileOp):
+    """`pypto.transpose(input, dim0, dim1)`."""
+
+    name = "pto.transpose"
+    dim0 = prop_def(IntegerAttr[I64])
+    dim1 = prop_def(IntegerAttr[I64])
+    assembly_format = "$input `,` $dim0 `,` $dim1 attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, dim0: int, dim1: int, result_type: TensorType):
+        super().__init__(
+            operands=[input],
+            properties={"dim0": IntegerAttr(dim0, i64), "dim1": IntegerAttr(dim1, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        expected = _rule(
+            self,
+            shapes.transpose,
+            _shape(self.input.type),
+            self.dim0.value.data,
+            self.dim1.value.data,
+        )
+        _expect_result(self, _shape(self.result.type), expected)
+
+
+@irdl_op_definition
+class ConcatOp(TileOp):
+    """`pypto.concat(tensors, dim)`."""
+
+    name = "pto.concat"
+    tensors = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "`dim` $dim `,` $tensors attr-dict `:` type($tensors) `->` type($result)"
+
+    def __init__(self, tensors: Sequence[SSAValue | Operation], dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[list(tensors)],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        expected = _rule(
+            self, shapes.concat, [_shape(t.type) for t in self.tensors], self.dim.value.data
+        )
+        for t in (*self.tensors, self.result):
+            _same_elem(self, self.tensors[0].type, t.type)
+        _expect_result(self, _shape(self.result.type), expected, exact=False)
+
+
+@irdl_op_definition
+class UnsqueezeOp(TileToTileOp):
+    """`pypto.unsqueeze(input, dim)`."""
+
+    name = "pto.unsqueeze"
+    dim = prop_def(IntegerAttr[I64])
+    assembly_format = "$input `,` $dim attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[input],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        expected = _rule(self, shapes.unsqueeze, _shape(self.input.type), self.dim.value.data)
+        _expect_result(self, _shape(self.result.type), expected)
+
+
+@irdl_op_definition
+class ExpandCloneOp(TileToTileOp):
+    """`pypto.expand_clone(input, shape)`: a broadcast copy (real memory, unlike torch's
+    expand); only size-1 dims grow."""
+
+    name = "pto.expand_clone"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        _rule(self, shapes.expand, _shape(self.input.type), _shape(self.result.type))

@@ -1,0 +1,692 @@
+"""Structure ops: `pto.kernel`, its `pto.yield` terminator, the loops (`pto.loop`,
+`pto.loop_unroll`), and tileir's own `pto.stage` / `pto.transfer` / `pto.stitch`
+(made by the vc-split and stitch passes; pypto-legalize removes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+    SingleBlockImplicitTerminator,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from tileir.diagnostics import MAX_NESTING
+from tileir.dialect.ops.base import (
+    TileResults,
+    _check_element_type,
+    _i64_array,
+    _shape,
+    constant_index,
+    normalize_unroll_list,
+    verify_dims,
+    verify_tile_shape,
+)
+
+
+def nesting_error(root: Operation) -> tuple[Operation, int] | None:
+    """The first op nested deeper than MAX_NESTING regions inside `root` (with its
+    depth), found without recursion, or None."""
+    stack: list[tuple[Operation, int]] = [(root, 0)]
+    while stack:
+        op, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return op, depth
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend((child, depth + 1) for child in block.ops if child.regions)
+    return None
+
+
+# --------------------------------------------------------------------------- kernel
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of `pto` regions; yields the results of a `pto.stage`."""
+
+    name = "pto.yield"
+    arguments = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *args: SSAValue | Operation):
+        super().__init__(operands=[list(args)])
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A `@pypto.frontend.jit` kernel.
+
+    Arguments are the kernel's tensors (memrefs); their names are kept in `arg_names`
+    (the SSA names in the custom syntax). A `?` dim is a `pypto.frontend.dynamic`
+    symbol, named in `dynamic_dims` (`{x = ["S"]}`); the same name in two arguments
+    is one size. `jit_options` keeps the decorator's option dicts.
+
+    ```mlir
+    pto.kernel @k(%x: memref<?x64xf32>, %out: memref<?x64xf32>)
+        attributes {dynamic_dims = {x = ["S"], out = ["S"]}} {
+      ...
+    }
+    ```
+    """
+
+    name = "pto.kernel"
+    sym_name = prop_def(StringAttr, prop_name="sym_name")
+    function_type = prop_def(FunctionType)
+    arg_names = prop_def(ArrayAttr[StringAttr])
+    dynamic_dims = opt_prop_def(DictionaryAttr)
+    jit_options = opt_prop_def(DictionaryAttr)
+    body = region_def("single_block")
+    traits = traits_def(
+        SymbolOpInterface(),
+        IsolatedFromAbove(),
+        SingleBlockImplicitTerminator(YieldOp),
+    )
+
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[tuple[str, MemRefType]],
+        body: Region | None = None,
+        *,
+        dynamic_dims: dict[str, Sequence[str]] | None = None,
+        jit_options: DictionaryAttr | None = None,
+    ):
+        types = [t for _, t in args]
+        if body is None:
+            body = Region(Block(arg_types=types))
+        for arg, (arg_name, _) in zip(body.block.args, args):
+            arg.name_hint = arg_name
+        props: dict[str, Attribute | None] = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(types, []),
+            "arg_names": ArrayAttr([StringAttr(n) for n, _ in args]),
+            "jit_options": jit_options,
+        }
+        if dynamic_dims:
+            # Sorted keys: MLIR prints dictionaries sorted, so this keeps the text
+            # identical through a round trip via mlir-opt.
+            props["dynamic_dims"] = DictionaryAttr(
+                {
+                    k: ArrayAttr([StringAttr(s) for s in dynamic_dims[k]])
+                    for k in sorted(dynamic_dims)
+                }
+            )
+        super().__init__(properties=props, regions=[body])
+
+    @property
+    def names(self) -> list[str]:
+        return [a.data for a in self.arg_names]
+
+    def dynamic_names(self, arg: str) -> list[str]:
+        if self.dynamic_dims is None or arg not in self.dynamic_dims.data:
+            return []
+        value = self.dynamic_dims.data[arg]
+        assert isinstance(value, ArrayAttr)
+        return [s.data for s in value.data if isinstance(s, StringAttr)]
+
+    def verify_(self) -> None:
+        deep = nesting_error(self)
+        if deep is not None:
+            from tileir.diagnostics import location_of
+
+            where = location_of(deep[0])
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: a '{deep[0].name}'"
+                f"{f' at {where}' if where else ''} is nested {deep[1]} regions deep; tileir handles at most {MAX_NESTING} (a PyPTO "
+                "kernel is a Python function, which allows at most 100 nested blocks)"
+            )
+        args = self.body.block.args
+        inputs = self.function_type.inputs.data
+        if len(inputs) != len(args) or any(a.type != t for a, t in zip(args, inputs)):
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: block arguments do not match the "
+                "function type"
+            )
+        if len(self.arg_names.data) != len(args):
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: {len(self.arg_names.data)} "
+                f"arg_names for {len(args)} arguments"
+            )
+        names = self.names
+        for n in names:
+            if not n.isidentifier():
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: argument name {n!r} is not a "
+                    "Python identifier"
+                )
+        if len(set(names)) != len(names):
+            raise VerifyException(
+                f"'pto.kernel' @{self.sym_name.data}: argument names {names} repeat"
+            )
+        for name, arg in zip(names, args):
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: argument {name!r} has type "
+                    f"{arg.type}; kernel arguments are memrefs (global tensors)"
+                )
+            _check_element_type(self, arg.type, f"argument {name!r}")
+            verify_dims(self, _shape(arg.type), f"argument {name!r}")
+            n_dyn = list(arg.type.get_shape()).count(DYNAMIC_INDEX)
+            if len(self.dynamic_names(name)) != n_dyn:
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: argument {name!r} has {n_dyn} "
+                    f"dynamic dims but {len(self.dynamic_names(name))} names in "
+                    "dynamic_dims"
+                )
+        if self.dynamic_dims is not None:
+            unknown = set(self.dynamic_dims.data) - set(names)
+            if unknown:
+                raise VerifyException(
+                    f"'pto.kernel' @{self.sym_name.data}: dynamic_dims names unknown "
+                    f"arguments {sorted(unknown)}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        for i, (arg, name) in enumerate(zip(self.body.block.args, self.names)):
+            if i:
+                printer.print_string(", ")
+            arg.name_hint = name
+            printer.print_block_argument(arg)
+        printer.print_string(")")
+        extra: dict[str, Attribute] = {}
+        if self.dynamic_dims is not None:
+            extra["dynamic_dims"] = self.dynamic_dims
+        if self.jit_options is not None:
+            extra["jit_options"] = self.jit_options
+        extra.update(self.attributes)
+        printer.print_op_attributes(extra, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name().data
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        arg_names = [a.name.text[1:] for a in args]
+        props = attrs.data if attrs is not None else {}
+        dyn = props.get("dynamic_dims")
+        opts = props.get("jit_options")
+        types = [a.type for a in args]
+        assert all(t is not None for t in types)
+        op = cls(
+            name,
+            [(n, t) for n, t in zip(arg_names, types)],  # type: ignore[misc]
+            region,
+            jit_options=opts if isinstance(opts, DictionaryAttr) else None,
+        )
+        if isinstance(dyn, DictionaryAttr):
+            op.dynamic_dims = DictionaryAttr({k: dyn.data[k] for k in sorted(dyn.data)})
+        for k, v in props.items():
+            if k not in ("dynamic_dims", "jit_options"):
+                op.attributes[k] = v
+        if not region.blocks[0].ops or not isinstance(region.blocks[0].last_op, YieldOp):
+            region.blocks[0].add_op(YieldOp())
+        return op
+
+
+def is_kernel_argument(value: SSAValue) -> bool:
+    """True for an argument of a `pto.kernel` (a global tensor)."""
+    return isinstance(value, BlockArgument) and isinstance(value.block.parent_op(), KernelOp)
+
+
+# --------------------------------------------------------------------------- loops
+
+
+def _verify_unroll_list(op: Operation, factors: Sequence[int] | None) -> None:
+    if factors is None:
+        return
+    if not factors:
+        raise VerifyException(f"'{op.name}' unroll_list is empty; drop it or give factors")
+    if any(f <= 0 for f in factors):
+        raise VerifyException(f"'{op.name}' unroll_list {list(factors)} has a factor <= 0")
+    if any(a <= b for a, b in zip(factors, factors[1:])) or factors[-1] != 1:
+        raise VerifyException(
+            f"'{op.name}' unroll_list {list(factors)} must be strictly descending and end "
+            f"in 1 (PyPTO normalises it to {normalize_unroll_list(sorted(set(factors)))})"
+        )
+
+
+class _LoopBase(IRDLOperation):
+    lower_bound = operand_def(IndexType)
+    upper_bound = operand_def(IndexType)
+    step = operand_def(IndexType)
+    loop_name = opt_prop_def(StringAttr, prop_name="name")
+    idx_name = opt_prop_def(StringAttr)
+    unroll_list = opt_prop_def(DenseArrayBase.constr(i64))
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+
+    N_BLOCK_ARGS: ClassVar[int] = 1
+
+    @property
+    def induction_var(self) -> BlockArgument:
+        return self.body.block.args[0]
+
+    @property
+    def factors(self) -> list[int]:
+        return list(self.unroll_list.get_values()) if self.unroll_list is not None else []
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        if len(args) != self.N_BLOCK_ARGS or any(not isinstance(a.type, IndexType) for a in args):
+            raise VerifyException(
+                f"'{self.name}' body must have {self.N_BLOCK_ARGS} index block argument(s)"
+            )
+        _verify_unroll_list(self, self.factors if self.unroll_list is not None else None)
+        step = constant_index(self.step)
+        if step is not None and step <= 0:
+            raise VerifyException(f"'{self.name}' step {step} must be positive")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.body.block.args, printer.print_ssa_value)
+        printer.print_string(" = ")
+        printer.print_ssa_value(self.lower_bound)
+        printer.print_string(" to ")
+        printer.print_ssa_value(self.upper_bound)
+        printer.print_string(" step ")
+        printer.print_ssa_value(self.step)
+        if self.loop_name is not None:
+            printer.print_string(" name ")
+            printer.print_attribute(self.loop_name)
+        if self.idx_name is not None:
+            printer.print_string(" idx_name ")
+            printer.print_attribute(self.idx_name)
+        if self.unroll_list is not None:
+            printer.print_string(" unroll [")
+            printer.print_list(self.factors, lambda f: printer.print_string(str(f)))
+            printer.print_string("]")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        args = [parser.parse_argument(expect_type=False) for _ in range(1)]
+        while len(args) < cls.N_BLOCK_ARGS:
+            parser.parse_punctuation(",")
+            args.append(parser.parse_argument(expect_type=False))
+        parser.parse_punctuation("=")
+        index = IndexType()
+        lb = parser.resolve_operand(parser.parse_unresolved_operand(), index)
+        parser.parse_keyword("to")
+        ub = parser.resolve_operand(parser.parse_unresolved_operand(), index)
+        parser.parse_keyword("step")
+        step = parser.resolve_operand(parser.parse_unresolved_operand(), index)
+        name = idx_name = None
+        factors: list[int] | None = None
+        if parser.parse_optional_keyword("name") is not None:
+            name = parser.parse_str_literal()
+        if parser.parse_optional_keyword("idx_name") is not None:
+            idx_name = parser.parse_str_literal()
+        if parser.parse_optional_keyword("unroll") is not None:
+            pos = parser.pos
+            factors = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
+            if not factors:
+                parser.raise_error(
+                    f"'{cls.name}' unroll list is empty; give factors (`unroll [4, 1]`) "
+                    "or drop `unroll`",
+                    pos,
+                    parser.pos,
+                )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        typed = [a.resolve(index) for a in args]
+        body = parser.parse_region(typed)
+        if not body.block.ops or not isinstance(body.block.last_op, YieldOp):
+            body.block.add_op(YieldOp())
+        op = cls(lb, ub, step, body, name=name, idx_name=idx_name, unroll_list=factors)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def __init__(
+        self,
+        lower_bound: SSAValue | Operation,
+        upper_bound: SSAValue | Operation,
+        step: SSAValue | Operation,
+        body: Region | Block | None = None,
+        *,
+        name: str | None = None,
+        idx_name: str | None = None,
+        unroll_list: Sequence[int] | None = None,
+    ):
+        if body is None:
+            body = Block(arg_types=[IndexType()] * self.N_BLOCK_ARGS)
+        if isinstance(body, Block):
+            body = Region(body)
+        super().__init__(
+            operands=[lower_bound, upper_bound, step],
+            properties={
+                "name": StringAttr(name) if name is not None else None,
+                "idx_name": StringAttr(idx_name) if idx_name is not None else None,
+                "unroll_list": _i64_array(unroll_list) if unroll_list else None,
+            },
+            regions=[body],
+        )
+
+
+@irdl_op_definition
+class LoopOp(_LoopBase):
+    """`for i in pypto.loop(start, stop, step, name=, idx_name=, unroll_list=)`.
+
+    `unroll_list` (normalised: strictly descending, ending in 1) asks PyPTO to compile
+    one graph per factor; the `loop-unroll` pass makes that form explicit.
+    """
+
+    name = "pto.loop"
+
+
+@irdl_op_definition
+class LoopUnrollOp(_LoopBase):
+    """`for i, n in pypto.loop_unroll(start, stop, step, unroll_list=...)`: the body sees
+    the chunk start `i` and the chunk length `n` (a factor of the list), and covers
+    iterations `i, i+step, ..., i+(n-1)*step` itself."""
+
+    name = "pto.loop_unroll"
+    N_BLOCK_ARGS: ClassVar[int] = 2
+
+    @property
+    def chunk_length(self) -> BlockArgument:
+        return self.body.block.args[1]
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not self.factors:
+            raise VerifyException("'pto.loop_unroll' needs an unroll_list")
+
+
+# --------------------------------------------------------------------------- stages
+
+
+class StageUnit(StrEnum):
+    """The unit of the AI core a stage runs on."""
+
+    VECTOR = "vector"
+    CUBE = "cube"
+
+
+@irdl_attr_definition
+class StageUnitAttr(EnumAttribute[StageUnit], SpacedOpaqueSyntaxAttribute):
+    """A unit: `vector` in the custom form, `#pto<unit vector>` in the generic one."""
+
+    name = "pto.unit"
+
+
+UNITS = tuple(u.value for u in StageUnit)
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """A run of ops on one unit (Vector or Cube), made by `vc-split`.
+
+    Values computed inside and used after the stage leave it as results (through the
+    `pto.yield` terminator); values used inside come from above. `tile_shape` is the
+    vector tile shape; `cube_tile` holds m, k, n pairs (6 values).
+    """
+
+    name = "pto.stage"
+    unit = prop_def(StageUnitAttr)
+    label = opt_prop_def(StringAttr)
+    tile_shape = opt_prop_def(DenseArrayBase.constr(i64))
+    cube_tile = opt_prop_def(DenseArrayBase.constr(i64))
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    assembly_format = (
+        "$unit (`label` $label^)? (`tile` $tile_shape^)? (`cube` $cube_tile^)? attr-dict-with-keyword"
+        " $body (`->` type($outputs)^)?"
+    )
+
+    def __init__(
+        self,
+        unit: str,
+        body: Region | Block,
+        result_types: Sequence[Attribute] = (),
+        *,
+        label: str | None = None,
+        tile_shape: Sequence[int] | None = None,
+        cube_tile: Sequence[int] | None = None,
+    ):
+        if isinstance(body, Block):
+            body = Region(body)
+        super().__init__(
+            properties={
+                "unit": StageUnitAttr(StageUnit(unit)),
+                "label": StringAttr(label) if label else None,
+                "tile_shape": _i64_array(tile_shape) if tile_shape else None,
+                "cube_tile": _i64_array(cube_tile) if cube_tile else None,
+            },
+            regions=[body],
+            result_types=[list(result_types)],
+        )
+
+    def verify_(self) -> None:
+        if self.tile_shape is not None:
+            verify_tile_shape(self, self.tile_shape.get_values(), "tile_shape")
+        if self.cube_tile is not None and len(self.cube_tile.get_values()) != 6:
+            raise VerifyException("'pto.stage' cube tile must hold 6 values: m, k, n pairs")
+        term = self.body.block.last_op
+        if isinstance(term, YieldOp):
+            types = [a.type for a in term.arguments]
+            if types != [r.type for r in self.outputs]:
+                raise VerifyException(
+                    "'pto.stage' yields values whose types differ from its results"
+                )
+        _verify_no_unit_crossing(self)
+
+
+@irdl_op_definition
+class TransferOp(IRDLOperation):
+    """The hand-off of a tile between a Cube stage and a Vector stage (through a buffer
+    on the hardware). Semantically the identity."""
+
+    name = "pto.transfer"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    src_unit = prop_def(StageUnitAttr, prop_name="from")
+    dst_unit = prop_def(StageUnitAttr, prop_name="to")
+    result = result_def(T)
+    traits = traits_def(Pure(), TileResults())
+    assembly_format = "$input `from` $from `to` $to attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, src_unit: str, dst_unit: str):
+        super().__init__(
+            operands=[input],
+            properties={
+                "from": StageUnitAttr(StageUnit(src_unit)),
+                "to": StageUnitAttr(StageUnit(dst_unit)),
+            },
+            result_types=[SSAValue.get(input).type],
+        )
+
+    def verify_(self) -> None:
+        units = (self.src_unit.data.value, self.dst_unit.data.value)
+        if set(units) != set(UNITS):
+            raise VerifyException(
+                f"'pto.transfer' goes from one unit to the other, not {units[0]!r} -> {units[1]!r}"
+            )
+        if self.input.type != self.result.type:
+            raise VerifyException("'pto.transfer' result type must equal the input type")
+        for produced_on in producing_units(self.input) - {self.src_unit.data.value}:
+            raise VerifyException(
+                f"'pto.transfer' from {self.src_unit.data.value!r} takes a tile computed on the "
+                f"{produced_on!r} unit"
+            )
+        stage = _enclosing_stage(self)
+        if stage is not None and stage.unit.data.value != self.dst_unit.data.value:
+            raise VerifyException(
+                f"'pto.transfer' to {self.dst_unit.data.value!r} sits in a {stage.unit.data.value!r} "
+                "stage; a transfer belongs to the stage that receives the tile"
+            )
+
+
+def _enclosing_stage(op: Operation) -> StageOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, StageOp | KernelOp):
+        parent = parent.parent_op()
+    return parent if isinstance(parent, StageOp) else None
+
+
+def producing_units(value: SSAValue) -> frozenset[str]:
+    """The units (`vector` / `cube`) that may compute `value`: the unit of the stage that
+    yields it or holds its defining op, the target unit of a `pto.transfer`, and for the
+    result of an op with regions (`scf.if`) the units of what its branches yield. Empty
+    for values no stage computes (kernel and loop arguments, scalars made between
+    stages)."""
+    owner = value.owner
+    if isinstance(owner, TransferOp):
+        return frozenset({owner.dst_unit.data.value})
+    if isinstance(owner, StageOp):
+        return frozenset({owner.unit.data.value})
+    if not isinstance(owner, Operation):
+        return frozenset()
+    stage = _enclosing_stage(owner)
+    if stage is not None:
+        return frozenset({stage.unit.data.value})
+    units: set[str] = set()
+    index = value.index  # type: ignore[attr-defined]
+    for region in owner.regions:
+        for block in region.blocks:
+            term = block.last_op
+            if term is not None and term.has_trait(IsTerminator) and index < len(term.operands):
+                units |= producing_units(term.operands[index])
+    return frozenset(units)
+
+
+def producing_unit(value: SSAValue) -> str | None:
+    """The one unit that computes `value`, or None (see `producing_units`)."""
+    units = producing_units(value)
+    return next(iter(units)) if len(units) == 1 else None
+
+
+def _verify_no_unit_crossing(stage: StageOp) -> None:
+    """A tile computed on the other unit must enter a stage through `pto.transfer`: the
+    Vector and Cube cores share no registers, only buffers."""
+    unit = stage.unit.data.value
+    for op in stage.body.walk():
+        if isinstance(op, TransferOp):
+            continue
+        for operand in op.operands:
+            if not isinstance(operand.type, TensorType):
+                continue
+            owner = operand.owner
+            owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
+            if owner_op is not None and stage.is_ancestor(owner_op):
+                continue
+            for produced_on in producing_units(operand) - {unit}:
+                raise VerifyException(
+                    f"'{op.name}' in a {unit} stage uses a tile computed on the "
+                    f"{produced_on} unit; pass it through `pto.transfer %v from "
+                    f"{produced_on} to {unit}` (vc-split inserts these)"
+                )
+
+
+MAX_STITCH_FUNCTIONS = 1024
+"""PyPTO's upper limit of `runtime_options.stitch_function_max_num`."""
+
+
+@irdl_op_definition
+class StitchOp(IRDLOperation):
+    """A stitch group made by the `stitch` pass: the ops of `size` consecutive loop
+    iterations ("root functions" in PyPTO), at most `max_functions`, which PyPTO's
+    scheduler submits together so that Vector and Cube work of different iterations
+    overlaps. Semantically its body runs inline; values used after the group leave it
+    as results (through `pto.yield`)."""
+
+    name = "pto.stitch"
+    size = prop_def(IntegerAttr[I64])
+    max_functions = prop_def(IntegerAttr[I64])
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    assembly_format = (
+        "`size` $size `max` $max_functions attr-dict-with-keyword $body (`->` type($outputs)^)?"
+    )
+
+    def __init__(self, size: int, max_functions: int, body: Region | Block, result_types=()):
+        if isinstance(body, Block):
+            body = Region(body)
+        super().__init__(
+            properties={
+                "size": IntegerAttr(size, i64),
+                "max_functions": IntegerAttr(max_functions, i64),
+            },
+            regions=[body],
+            result_types=[list(result_types)],
+        )
+
+    def verify_(self) -> None:
+        size, most = self.size.value.data, self.max_functions.value.data
+        if not 1 <= most <= MAX_STITCH_FUNCTIONS:
+            raise VerifyException(
+                f"'pto.stitch' max_functions {most} must be in 1..{MAX_STITCH_FUNCTIONS} "
+                "(PyPTO's stitch_function_max_num range)"
+            )
+        if not 1 <= size <= most:
+            raise VerifyException(f"'pto.stitch' size {size} must be in 1..max_functions ({most})")
+        term = self.body.block.last_op
+        if isinstance(term, YieldOp):
+            if [a.type for a in term.arguments] != [r.type for r in self.outputs]:
+                raise VerifyException(
+                    "'pto.stitch' yields values whose types differ from its results"
+                )
