@@ -7,7 +7,7 @@ memory reordering that ignores a write, a wrong rounding mode.
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -78,7 +78,12 @@ class ChangeCastMode(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for cast in op.walk():
             if isinstance(cast, pto.CastOp):
-                cast.mode = StringAttr("ceil" if cast.mode.data == "floor" else "floor")
+                mode = (
+                    pto.CastMode.CEIL
+                    if cast.mode.data == pto.CastMode.FLOOR
+                    else pto.CastMode.FLOOR
+                )
+                cast.mode = pto.CastModeAttr(mode)
 
 
 PLANTED: tuple[type[ModulePass], ...] = (
