@@ -489,16 +489,19 @@ class LoopUnrollPass(ModulePass):
             except ValueError as e:
                 raise ValueError(f"loop-unroll: option factors: {e}") from None
         pattern = UnrollLoopPattern(self.factors, self.max_body_ops, self.loops, self.emittable)
-        self._check_size(op, pattern)
+        if not self._check_size(op, pattern):
+            return  # no loop to unroll: no rewrite walk over the whole module
         # Innermost loops first (regions first), so an outer loop copies already-unrolled
         # inner loops; once over the IR, so no chunk loop is ever unrolled again.
         PatternRewriteWalker(
             pattern, walk_regions_first=True, apply_recursively=False
         ).rewrite_module(op)
 
-    def _check_size(self, module: ModuleOp, pattern: UnrollLoopPattern) -> None:
-        """Refuse up front (a located error) a loop that would unroll past the cap."""
+    def _check_size(self, module: ModuleOp, pattern: UnrollLoopPattern) -> int:
+        """Refuse up front (a located error) a loop that would unroll past the cap;
+        returns how many loops are to be unrolled."""
         size: dict[Operation, int] = {}
+        selected = 0
         for op in module.walk(region_first=True):  # children before their parent
             n = 1 + sum(size.pop(o, 1) for r in op.regions for b in r.blocks for o in b.ops)
             if not pattern.selected(op) or (pattern.emittable and left_to_pypto(op)):
@@ -519,3 +522,5 @@ class LoopUnrollPass(ModulePass):
                     "(loop-unroll{max-unrolled-ops=N}, default{unroll-max-ops=N})",
                 )
             size[op] = 1 + unrolled
+            selected += 1
+        return selected
