@@ -1,6 +1,7 @@
 """Pass time as programs grow: each tileir pass against xDSL's own `canonicalize`.
 
     python benchmarks/passes.py [--sizes 1000,10000,100000] [--repeat N] [--only ROW ...]
+    python benchmarks/passes.py --breakdown default [--sizes ...] [--repeat N]
 
 The programs are long kernels in the shape of the seed kernels (SK-03 blocks: a row
 view, RMSNorm, a matmul against a weight, an exp, two reshapes, an assemble, with tile
@@ -13,14 +14,19 @@ many loops as the size asks for. For every row of `ROWS` the script prints the t
 A row is a pass name and the pipeline that prepares its input (semantic-labels runs on
 vc-split's output); other passes are one more `Row(...)` line. The preparation and the
 module clone are not timed; each figure is the best of `--repeat` runs.
+
+`--breakdown PIPELINE` prints instead where one pipeline's time goes at the largest
+size: every step, the contracts checked before the steps, the nesting check and the
+one verification at the end, each against `canonicalize` timed in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -180,6 +186,51 @@ def run(sizes: Sequence[int], repeat: int, only: Sequence[str] = ()) -> list[str
     return lines
 
 
+def breakdown(n_ops: int, spec: str, repeat: int) -> list[str]:
+    """Where the time of the pipeline `spec` goes: each step's CPU time (and the
+    nesting check, the contracts and the final verification) against `canonicalize`
+    on the same module, medians of `repeat` interleaved runs."""
+    from tileir.diagnostics import verify_located
+    from tileir.passes.contracts import check_requires, expand
+    from tileir.passes.pipeline import _check_nesting
+
+    module = make_module(n_ops)
+    ctx = make_context()
+    runs: list[dict[str, float]] = []
+    for _ in range(repeat):
+        run: dict[str, float] = {}
+
+        def timed(label: str, fn: Callable[[], object], run: dict[str, float] = run) -> None:
+            start = time.process_time()
+            fn()
+            run[label] = run.get(label, 0.0) + time.process_time() - start
+
+        work, reference = module.clone(), module.clone()
+        canonicalize = _pipeline("canonicalize")[0]
+        gc.collect()
+        gc.disable()
+        timed("nesting check", lambda w=work: _check_nesting(w))
+        for p in expand(_pipeline(spec)):
+            timed("contracts (requires)", lambda p=p, w=work: check_requires(p, w))
+            timed(p.name, lambda p=p, w=work: p.apply(ctx, w))
+        timed("verify (once, at the end)", lambda w=work: verify_located(w))
+        timed("reference", lambda c=canonicalize, r=reference: c.apply(ctx, r))
+        gc.enable()
+        runs.append(run)
+    ref = statistics.median(r.pop("reference") for r in runs)
+    lines = [
+        f"| step of {spec} @{count_ops(module):,} ops | ms | x canonicalize |",
+        "|---|---|---|",
+    ]
+    for label in runs[0]:
+        t = statistics.median(r[label] for r in runs)
+        lines.append(f"| {label} | {1000 * t:.0f} | {t / ref:.2f}x |")
+    total = statistics.median(sum(r.values()) for r in runs)
+    lines.append(f"| total | {1000 * total:.0f} | {total / ref:.2f}x |")
+    lines.append(f"| canonicalize alone (reference) | {1000 * ref:.0f} | 1.00x |")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -190,8 +241,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=[],
         help="a row of ROWS, or any pipeline, to time (repeatable); default: all of ROWS",
     )
+    parser.add_argument(
+        "--breakdown",
+        metavar="PIPELINE",
+        help="instead of the table: where PIPELINE's time goes, step by step, at the "
+        "largest size (e.g. --breakdown default)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.breakdown:
+        for line in breakdown(sizes[-1], args.breakdown, args.repeat):
+            print(line)
+        return
     if len(sizes) < 2:
         parser.error("give at least two sizes")
     for line in run(sizes, args.repeat, args.only):

@@ -311,11 +311,45 @@ def _begin_end(
     return begin, end
 
 
-def _fill_loop_body(loop: LoopOp, c: _ChunkLoop, b: _Bounds, j: SSAValue, block: Block) -> None:
-    """`c.factor` copies of the body of `loop` for the indices j, j+step, ..."""
+def _copy_body(
+    body: Block,
+    mapping: dict[SSAValue, SSAValue],
+    block: Block,
+    index: SSAValue,
+    take: bool,
+    begin: SSAValue | None,
+    end: SSAValue | None,
+) -> None:
+    """One copy of `body` (its terminator left out) at the end of `block`, its values
+    from above renamed by `mapping`; with `take` the body's own ops are moved instead
+    of cloned (the last copy of a loop that is erased afterwards: no op is made that
+    the result does not need)."""
+    if take:
+        ops = [op for op in body.ops if not isinstance(op, YieldOp)]
+        for op in ops:
+            op.detach()
+        for old, new in mapping.items():
+            old.replace_all_uses_with(new)
+    else:
+        ops = [op.clone(mapping) for op in body.ops if not isinstance(op, YieldOp)]
+    block.add_ops(ops)
+    if begin is not None or end is not None:
+        _replace_loop_state(ops, mapping[index], begin, end)
+
+
+def _fill_loop_body(
+    loop: LoopOp,
+    c: _ChunkLoop,
+    b: _Bounds,
+    j: SSAValue,
+    block: Block,
+    need: tuple[bool, bool],
+    take: bool,
+) -> None:
+    """`c.factor` copies of the body of `loop` for the indices j, j+step, ... (the last
+    one made of the body's own ops when `take`)."""
     body = loop.body.block
     index = loop.induction_var
-    need = _loop_state_uses(body, index)
     offsets: list[Operation] = []
     # `k * step` for every copy, at the top of the chunk body: each copy then starts with
     # the `arith.addi` of its index, which is how `stitch` tells the copies apart.
@@ -331,27 +365,28 @@ def _fill_loop_body(loop: LoopOp, c: _ChunkLoop, b: _Bounds, j: SSAValue, block:
             idx = add.result
         begin, end = _begin_end(ops, c, j, idx, b, k == 0, k == c.factor - 1, need)
         block.add_ops(ops)
-        mapping: dict[SSAValue, SSAValue] = {index: idx}
-        clones = [op.clone(mapping) for op in body.ops if not isinstance(op, YieldOp)]
-        block.add_ops(clones)
-        _replace_loop_state(clones, idx, begin, end)
+        last = take and k == c.factor - 1
+        _copy_body(body, {index: idx}, block, index, last, begin, end)
 
 
 def _fill_loop_unroll_body(
-    loop: LoopUnrollOp, c: _ChunkLoop, b: _Bounds, j: SSAValue, block: Block
+    loop: LoopUnrollOp,
+    c: _ChunkLoop,
+    b: _Bounds,
+    j: SSAValue,
+    block: Block,
+    need: tuple[bool, bool],
+    take: bool,
 ) -> None:
     """The body of a `pto.loop_unroll` once, with the chunk length a constant."""
     body = loop.body.block
     index = loop.induction_var
-    need = _loop_state_uses(body, index)
     ops: list[Operation] = []
     length = _const(ops, c.factor)
     begin, end = _begin_end(ops, c, j, j, b, True, True, need)
     block.add_ops(ops)
     mapping: dict[SSAValue, SSAValue] = {index: j, loop.chunk_length: length}
-    clones = [op.clone(mapping) for op in body.ops if not isinstance(op, YieldOp)]
-    block.add_ops(clones)
-    _replace_loop_state(clones, j, begin, end)
+    _copy_body(body, mapping, block, index, take, begin, end)
 
 
 def left_to_pypto(loop: LoopOp | LoopUnrollOp) -> bool:
@@ -407,13 +442,15 @@ class UnrollLoopPattern(RewritePattern):
         prologue: list[Operation] = []
         plan = _plan(b, factors, prologue, isinstance(op, LoopUnrollOp))
         rewriter.insert(prologue, InsertPoint.before(op))
-        for c in plan:
+        need = _loop_state_uses(op.body.block, op.induction_var)
+        for n, c in enumerate(plan):
             new, j = _new_chunk_loop(op, c)
             block = new.body.block
+            take = n == len(plan) - 1  # the loop is erased: its last copy moves its ops
             if isinstance(op, LoopOp):
-                _fill_loop_body(op, c, b, j, block)
+                _fill_loop_body(op, c, b, j, block, need, take)
             else:
-                _fill_loop_unroll_body(op, c, b, j, block)
+                _fill_loop_unroll_body(op, c, b, j, block, need, take)
             block.add_op(YieldOp())
             rewriter.insert(new, InsertPoint.before(op))
         rewriter.erase(op)
@@ -452,16 +489,19 @@ class LoopUnrollPass(ModulePass):
             except ValueError as e:
                 raise ValueError(f"loop-unroll: option factors: {e}") from None
         pattern = UnrollLoopPattern(self.factors, self.max_body_ops, self.loops, self.emittable)
-        self._check_size(op, pattern)
+        if not self._check_size(op, pattern):
+            return  # no loop to unroll: no rewrite walk over the whole module
         # Innermost loops first (regions first), so an outer loop copies already-unrolled
         # inner loops; once over the IR, so no chunk loop is ever unrolled again.
         PatternRewriteWalker(
             pattern, walk_regions_first=True, apply_recursively=False
         ).rewrite_module(op)
 
-    def _check_size(self, module: ModuleOp, pattern: UnrollLoopPattern) -> None:
-        """Refuse up front (a located error) a loop that would unroll past the cap."""
+    def _check_size(self, module: ModuleOp, pattern: UnrollLoopPattern) -> int:
+        """Refuse up front (a located error) a loop that would unroll past the cap;
+        returns how many loops are to be unrolled."""
         size: dict[Operation, int] = {}
+        selected = 0
         for op in module.walk(region_first=True):  # children before their parent
             n = 1 + sum(size.pop(o, 1) for r in op.regions for b in r.blocks for o in b.ops)
             if not pattern.selected(op) or (pattern.emittable and left_to_pypto(op)):
@@ -482,3 +522,5 @@ class LoopUnrollPass(ModulePass):
                     "(loop-unroll{max-unrolled-ops=N}, default{unroll-max-ops=N})",
                 )
             size[op] = 1 + unrolled
+            selected += 1
+        return selected

@@ -511,6 +511,8 @@ def _dependencies(
 
     def top_level(value: SSAValue) -> int | None:
         owner = value.owner
+        if owner in position:  # the common case: a result of a top-level op
+            return position[owner]  # type: ignore[index]
         op = owner.parent_op() if isinstance(owner, Block) else owner
         while op is not None and op.parent_block() is not block:
             op = op.parent_op()
@@ -726,6 +728,9 @@ class StitchLoopBody(RewritePattern):
         ids = iteration_ids(block, self.forms)
         if not ids or max(ids) == 0:
             return
+        # Moving the constants to the top keeps the other ops' order, so their
+        # iterations stay as computed here.
+        iteration_of = dict(zip(block.ops, ids))
         # Constants go first: moving them earlier is always legal, and they are then
         # shared by the groups instead of leaving one as a result.
         constants = [o for o in block.ops if isinstance(o, arith.ConstantOp)]
@@ -734,12 +739,10 @@ class StitchLoopBody(RewritePattern):
         # (each constant used to be moved to the top in turn: the order reverses)
         rewriter.insert(constants[::-1], InsertPoint.at_start(block))
         by_group: dict[int, list[Operation]] = {}
-        iteration_of: dict[Operation, int] = {}
-        for o, i in zip(block.ops, iteration_ids(block, self.forms)):
+        for o in block.ops:
             if isinstance(o, arith.ConstantOp | YieldOp):
                 continue
-            by_group.setdefault(i // self.max_functions, []).append(o)
-            iteration_of[o] = i
+            by_group.setdefault(iteration_of[o] // self.max_functions, []).append(o)
         for group in by_group.values():
             group = _drop_repeated_settings(group, rewriter)
             if not group:
