@@ -62,6 +62,19 @@ def test_the_host_wrapper_on_the_npu_device(impl):
     torch.testing.assert_close(y.float(), y_ref.float(), atol=1e-2, rtol=1e-2)
 
 
+def test_device_indices_and_the_soc_are_the_cpus(interpret):
+    """With torch_npu a bare index is an NPU: `device=0`, `torch.device(0)`, `x.to(0)`
+    are the CPU in interpret mode; dtypes in `.to` are left alone; the SoC is a 910B."""
+    import torch_npu
+
+    x = torch.zeros(2, 3, device=0)
+    assert x.device.type == "cpu"
+    assert torch.ones(2, device=torch.device(0)).device.type == "cpu"
+    assert x.to(0).device.type == "cpu" and x.to(0, torch.float16).dtype == torch.float16
+    assert x.to(torch.int32).dtype == torch.int32
+    assert torch_npu.npu.get_soc_version() == torch.npu.get_soc_version() == 220
+
+
 def test_numpy_arguments(impl):
     x, residual, gamma = (t.float().numpy().astype(ml_dtypes.bfloat16) for t in _inputs(5))
     y = np.zeros((5, 64), ml_dtypes.bfloat16)
