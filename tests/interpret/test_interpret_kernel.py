@@ -64,7 +64,7 @@ def test_the_host_wrapper_on_the_npu_device(impl):
 
 def test_device_indices_and_the_soc_are_the_cpus(interpret):
     """With torch_npu a bare index is an NPU: `device=0`, `torch.device(0)`, `x.to(0)`
-    are the CPU in interpret mode; dtypes in `.to` are left alone; the SoC is a 910B."""
+    are the CPU in interpret mode; dtypes in `.to` are left alone; the SoC is a 910B; torch_npu.npu.config takes its switches."""
     import torch_npu
 
     x = torch.zeros(2, 3, device=0)
@@ -73,6 +73,7 @@ def test_device_indices_and_the_soc_are_the_cpus(interpret):
     assert x.to(0).device.type == "cpu" and x.to(0, torch.float16).dtype == torch.float16
     assert x.to(torch.int32).dtype == torch.int32
     assert torch_npu.npu.get_soc_version() == torch.npu.get_soc_version() == 220
+    torch_npu.npu.config.allow_internal_format = True  # a layout switch; accepted
 
 
 def test_numpy_arguments(impl):

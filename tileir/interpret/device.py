@@ -64,6 +64,8 @@ def _device_module() -> types.ModuleType:
     npu.current_device = lambda: int(os.environ.get(DEVICE_ENV, "0") or 0)
     npu.get_device_name = lambda *args: "CPU (tileir interpret mode)"
     npu.get_soc_version = lambda: SOC_VERSION
+    # `torch.npu.config.allow_internal_format = True`: a layout switch, nothing on the CPU
+    npu.config = types.SimpleNamespace(allow_internal_format=False)
     npu.current_stream = lambda *args: stream
     npu.default_stream = lambda *args: stream
     npu.manual_seed = torch.manual_seed
