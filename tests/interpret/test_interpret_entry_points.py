@@ -104,6 +104,14 @@ def test_the_cli_passes_arguments_and_exit_status(tmp_path):
     assert "['a', '--b'] tileir's interpret-mode stand-in for PyPTO" in result.stdout
 
 
+def test_the_cli_gives_a_script_run_by_a_relative_path_an_absolute_file(tmp_path):
+    """As `python script.py` does (3.9+): scripts find their repository from there."""
+    (tmp_path / "script.py").write_text("import os\nprint(os.path.isabs(__file__), __file__)\n")
+    result = _python("-m", "tileir.interpret", "script.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", str(tmp_path / "script.py")]
+
+
 def test_the_cli_prints_a_kernel_error_without_traceback(tmp_path):
     (tmp_path / "k.py").write_text(
         textwrap.dedent(
