@@ -14,7 +14,14 @@ data type (`pypto.DT_BF16`), or one of the few functions module-level code runs:
 - `pypto.frontend.dynamic(name)`, `pypto.Tensor(shape, dtype, ...)` /
   `pypto.Tensor[shape, dtype]` / `pypto.tensor()` annotations.
 
+The host-side calls of a PyPTO script that steer the compiler or the device and compute
+nothing (`pypto.set_pass_options(...)`, `pypto.reset_options()`,
+`pypto.runtime._device_synchronize()`; `HOST_NO_OPS`) do nothing when module-level code
+runs them; inside a kernel they are names like the rest.
+
 Everything else is only a name until a kernel body uses it, where the translator reads it.
+`modules(jit=...)` is the hook for what runs kernels instead of reading them
+(`tileir.interpret`): its `pypto.frontend.jit` is the given callable.
 """
 
 from __future__ import annotations
@@ -28,7 +35,15 @@ from typing import Any
 from frontends.pypto.values import Dynamic, PyptoRef, TensorSpec
 from tileir.dialect import dtypes
 
-__all__ = ["JitKernel", "StandinError", "call_at_import", "collecting", "modules", "pypto_name"]
+__all__ = [
+    "HOST_NO_OPS",
+    "JitKernel",
+    "StandinError",
+    "call_at_import",
+    "collecting",
+    "modules",
+    "pypto_name",
+]
 
 SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed")
 """`import pypto.<name>` works for these (their names are `PyptoRef`s like the rest)."""
@@ -50,9 +65,8 @@ class JitKernel:
     """What `@pypto.frontend.jit` makes: the user's function and the decorator's options.
 
     tileir reads it, it does not run it: `frontends.pypto.load_function(kernel, *args)`
-    specialises it to the call's shapes and scalars. (Calling it to run on the numpy back
-    end, PyPTO's interpret mode, is the natural next step: it would be that load followed
-    by a run that writes the outputs back into the arguments.)"""
+    specialises it to the call's shapes and scalars. (Interpret mode, `tileir.interpret`,
+    makes `@pypto.frontend.jit` return a kernel that runs when called instead.)"""
 
     def __init__(self, fn: Callable[..., Any], options: dict[str, Any]):
         if not isinstance(fn, types.FunctionType):
@@ -65,7 +79,8 @@ class JitKernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise StandinError(
             f"tileir reads the kernel {self.fn.__name__}() but does not run it from Python; "
-            "build its IR with frontends.pypto.load_function(kernel, *args)"
+            "build its IR with frontends.pypto.load_function(kernel, *args), or run it "
+            "in interpret mode (tileir.interpret)"
         )
 
     def __repr__(self) -> str:
@@ -160,12 +175,42 @@ def _tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TensorSpec:
     return TensorSpec(shape, dtype, fmt.dotted if fmt is not None else None)
 
 
+def _no_op(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A compiler or device setting: nothing to do when tileir reads or runs kernels."""
+
+
+HOST_NO_OPS: frozenset[tuple[str, ...]] = frozenset(
+    {
+        (name,)
+        for name in (
+            "set_print_options",
+            "set_pass_options",
+            "set_host_options",
+            "set_codegen_options",
+            "set_verify_options",
+            "set_debug_options",
+            "set_runtime_options",
+            "set_verify_golden_data",
+            "set_global_config",
+            "set_options",
+            "set_pass_config",
+            "set_pass_default_config",
+            "reset_options",
+        )
+    }
+    | {("runtime", name) for name in ("_device_init", "_device_fini", "_device_synchronize")}
+)
+"""Host-side calls that configure PyPTO's compiler or runtime, or wait for the device:
+no effect on any value a kernel computes, so no-ops at import time (and in interpret
+mode, where scripts call them around their kernels)."""
+
 _AT_IMPORT: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {
     ("frontend", "jit"): _jit,
     ("frontend", "function"): _function,
     ("frontend", "dynamic"): _dynamic,
     ("Tensor",): _tensor,
     ("tensor",): _tensor,
+    **dict.fromkeys(HOST_NO_OPS, _no_op),
 }
 
 
@@ -194,13 +239,28 @@ def _module(name: str, path: tuple[str, ...]) -> types.ModuleType:
     return mod
 
 
-def modules() -> dict[str, types.ModuleType]:
-    """Fresh `sys.modules` entries for `pypto` and its submodules."""
+def modules(
+    jit: Callable[..., Any] | None = None, doc: str | None = None
+) -> dict[str, types.ModuleType]:
+    """Fresh `sys.modules` entries for `pypto` and its submodules (each also an attribute
+    of `pypto`, as after `import pypto.frontend`). With `jit`, `pypto.frontend.jit` is
+    that callable instead of the reader's `JitKernel` maker: what interpret mode runs
+    kernels with (`@jit`, `@jit()` and `@jit(**options)` all reach it). `doc` replaces
+    the modules' docstring."""
     root = _module("pypto", ())
     root.__path__ = []  # a package, so that `import pypto.frontend` finds the entries below
     out = {"pypto": root}
     for sub in SUBMODULES:
-        out[f"pypto.{sub}"] = _module(f"pypto.{sub}", (sub,))
+        out[f"pypto.{sub}"] = mod = _module(f"pypto.{sub}", (sub,))
+        setattr(root, sub, mod)
+    for path in HOST_NO_OPS:
+        if path[-1].startswith("_"):  # `_module` hides private names: give these out
+            setattr(out[".".join(("pypto", *path[:-1]))], path[-1], PyptoRef(path))
+    if jit is not None:
+        out["pypto.frontend"].jit = jit  # type: ignore[attr-defined]
+    if doc is not None:
+        for mod in out.values():
+            mod.__doc__ = doc
     return out
 
 

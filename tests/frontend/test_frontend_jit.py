@@ -83,6 +83,60 @@ def test_loading_restores_the_interpreter_state() -> None:
     assert real is None or not hasattr(real, "__tileir_standin_path__")
 
 
+HOST_CALLS = """\
+import pypto
+from pypto import runtime
+
+pypto.set_pass_options(vec_nbuffer_setting={-1: 2})
+pypto.set_verify_options(enable_pass_verify=False)
+pypto.reset_options()
+
+
+@pypto.frontend.jit
+def neg(x: pypto.Tensor([4, 16], pypto.DT_FP32), out: pypto.Tensor([4, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 16)
+    out[:] = pypto.neg(x)
+
+
+runtime._device_synchronize()
+pypto.runtime._device_init()
+"""
+
+
+def test_host_side_settings_and_device_calls_at_import_do_nothing() -> None:
+    """Module-level `set_*_options`, `reset_options` and `pypto.runtime._device_*`
+    calls (PyPTO scripts make them around their kernels) are no-ops of the stand-in."""
+    module = load_source(HOST_CALLS, "host_calls.py")
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    np.testing.assert_array_equal(run(module, "neg", x=x)["out"], -x)
+
+
+def test_other_host_side_pypto_calls_still_say_they_are_only_read_in_kernels() -> None:
+    with pytest.raises(TileirError, match=r"pypto\.add\(\) is only read inside a kernel"):
+        load_source("import pypto\npypto.add(1, 2)\n", "host_add.py")
+
+
+def test_the_standin_takes_the_jit_of_whoever_runs_kernels() -> None:
+    """`standin.modules(jit=...)`: interpret mode's hook; `@jit`, `@jit()` and
+    `@jit(**options)` reach the given callable, and the submodules are attributes."""
+    from frontends.pypto import standin
+
+    seen = []
+
+    def jit(fn=None, **options):
+        seen.append(options)
+        return fn if fn is not None else (lambda f: f)
+
+    mods = standin.modules(jit=jit, doc="test")
+    pypto = mods["pypto"]
+    assert pypto.frontend is mods["pypto.frontend"] and pypto.frontend.jit is jit
+    assert pypto.__doc__ == "test"
+    assert pypto.runtime._device_synchronize() is None
+    assert pypto.frontend.jit(len) is len and pypto.frontend.jit(x=1)(len) is len
+    assert seen == [{}, {"x": 1}]
+    assert standin.modules()["pypto.frontend"].__dict__.get("jit") is None
+
+
 # --------------------------------------------------------------------------- the call
 
 

@@ -29,6 +29,20 @@ def test_the_plugin_runs_a_gym_style_suite_unchanged(gym_dir):
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.parametrize("pipeline", ["", "default"])
+def test_the_plugin_runs_a_suite_with_int_devices_and_soc_filters(pytester, monkeypatch, pipeline):
+    """The device as an int (`device=0`, `torch.npu.set_device(0)`), a conftest that
+    picks cases by `torch_npu.npu.get_soc_version()` (interpret mode is a 910 part, so
+    the 950-only case is deselected), an inplace reshape `.move`d into each output."""
+    shutil.copy(GYM_STYLE / "column_stats_impl.py", pytester.path)
+    shutil.copy(GYM_STYLE / "gym_conftest.py", pytester.path / "conftest.py")
+    shutil.copy(GYM_STYLE / "gym_test_column_stats.py", pytester.path / "test_column_stats.py")
+    if pipeline:
+        monkeypatch.setenv("TILEIR_PIPELINE", pipeline)
+    result = pytester.runpytest_subprocess("-p", "tileir.interpret", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, deselected=1)
+
+
 def test_without_the_plugin_the_suite_needs_an_npu(gym_dir):
     result = gym_dir.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
@@ -88,6 +102,14 @@ def test_the_cli_passes_arguments_and_exit_status(tmp_path):
     result = _python("-m", "tileir.interpret", str(script), "a", "--b")
     assert result.returncode == 3
     assert "['a', '--b'] tileir's interpret-mode stand-in for PyPTO" in result.stdout
+
+
+def test_the_cli_gives_a_script_run_by_a_relative_path_an_absolute_file(tmp_path):
+    """As `python script.py` does (3.9+): scripts find their repository from there."""
+    (tmp_path / "script.py").write_text("import os\nprint(os.path.isabs(__file__), __file__)\n")
+    result = _python("-m", "tileir.interpret", "script.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", str(tmp_path / "script.py")]
 
 
 def test_the_cli_prints_a_kernel_error_without_traceback(tmp_path):

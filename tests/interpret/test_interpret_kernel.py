@@ -62,6 +62,20 @@ def test_the_host_wrapper_on_the_npu_device(impl):
     torch.testing.assert_close(y.float(), y_ref.float(), atol=1e-2, rtol=1e-2)
 
 
+def test_device_indices_and_the_soc_are_the_cpus(interpret):
+    """With torch_npu a bare index is an NPU: `device=0`, `torch.device(0)`, `x.to(0)`
+    are the CPU in interpret mode; dtypes in `.to` are left alone; the SoC is a 910B; torch_npu.npu.config takes its switches."""
+    import torch_npu
+
+    x = torch.zeros(2, 3, device=0)
+    assert x.device.type == "cpu"
+    assert torch.ones(2, device=torch.device(0)).device.type == "cpu"
+    assert x.to(0).device.type == "cpu" and x.to(0, torch.float16).dtype == torch.float16
+    assert x.to(torch.int32).dtype == torch.int32
+    assert torch_npu.npu.get_soc_version() == torch.npu.get_soc_version() == 220
+    torch_npu.npu.config.allow_internal_format = True  # a layout switch; accepted
+
+
 def test_numpy_arguments(impl):
     x, residual, gamma = (t.float().numpy().astype(ml_dtypes.bfloat16) for t in _inputs(5))
     y = np.zeros((5, 64), ml_dtypes.bfloat16)
@@ -208,3 +222,58 @@ def test_verify_semantics_reports_the_pass_and_the_first_difference(
     assert info.value.pass_name == "exp-to-neg" and info.value.index == (0, 0)
     assert "differs at index [0, 0]" in str(info.value)
     assert not out.any()
+
+
+ACCUMULATE = """
+import pypto
+
+@pypto.frontend.jit
+def accumulate(x: pypto.Tensor([4, 32], pypto.DT_FP32), acc: pypto.Tensor([4, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 32)
+    a = pypto.view(acc, [4, 32], [0, 0])
+    pypto.assemble(pypto.add(pypto.mul(a, 2.0), pypto.view(x, [4, 32], [0, 0])), [0, 0], acc)
+"""
+
+
+@pytest.fixture
+def accumulate(tmp_path, interpret, import_file):
+    path = tmp_path / "accumulate.py"
+    path.write_text(ACCUMULATE)
+    return import_file(path, "accumulate").accumulate
+
+
+def test_outputs_are_written_in_place_contiguous_or_not(accumulate, monkeypatch):
+    """An in-out tensor is read and written in place; a transposed (non-contiguous)
+    one, or one passed as the input as well, gets the same values through a copy."""
+    from tileir.backends.numpy.interpreter import Plan
+
+    calls = []
+    real = Plan.__call__
+
+    def spy(self, inputs, *, in_place=()):
+        result = real(self, inputs, in_place=in_place)
+        calls.append({n: result[n] is inputs[n] for n in result})
+        return result
+
+    monkeypatch.setattr(Plan, "__call__", spy)
+    x = torch.linspace(-1, 1, 128).reshape(4, 32)
+    acc = torch.ones(4, 32)
+    accumulate(x, acc)
+    assert torch.equal(acc, 2 + x) and calls[-1] == {"acc": True}
+    strided = torch.ones(32, 4).t()
+    accumulate(x, strided)
+    assert torch.equal(strided, 2 + x) and calls[-1] == {"acc": False}
+    same = x.clone()
+    accumulate(same, same)  # both arguments one tensor: x read as it was, 2x + x
+    assert torch.equal(same, 3 * x) and calls[-1] == {"acc": False}
+
+
+def test_verify_semantics_on_an_in_out_tensor(accumulate, monkeypatch):
+    """The unpassed reference runs on the in-out tensor as it was before the call."""
+    monkeypatch.setenv("TILEIR_PIPELINE", "default")
+    monkeypatch.setenv("TILEIR_VERIFY_SEMANTICS", "1")
+    x = torch.linspace(-1, 1, 128).reshape(4, 32)
+    acc = torch.full((4, 32), 0.5)
+    accumulate(x, acc)
+    accumulate(x, acc)
+    assert torch.equal(acc, 2 * (1 + x) + x)

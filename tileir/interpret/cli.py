@@ -1,7 +1,7 @@
 """`tileir-interpret SCRIPT.py [ARGS]`: run a Python script with interpret mode on.
 
 The script runs as `python SCRIPT.py ARGS` would run it (`__name__ == "__main__"`,
-`sys.argv`, its folder first on `sys.path`), with `pypto`, `torch_npu` and the NPU
+`sys.argv`, an absolute `__file__`, its folder first on `sys.path`), with `pypto`, `torch_npu` and the NPU
 mapped to the CPU. Its exit status is the script's; an error tileir reports about a
 kernel (`KernelError`, located in the kernel's file) is printed without a traceback,
 exit status 1; other exceptions show their traceback, as Python would.
@@ -36,7 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.path.insert(0, str(script.resolve().parent))
     try:
         with interpret_mode():
-            runpy.run_path(str(script), run_name="__main__")
+            # `__file__` absolute, as Python (3.9+) sets it for `python SCRIPT.py`:
+            # scripts walk up from `os.path.dirname(__file__)` to find their repository
+            runpy.run_path(str(script.resolve()), run_name="__main__")
     except SystemExit as e:
         code = e.code
         if code is None or isinstance(code, int):

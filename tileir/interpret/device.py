@@ -7,8 +7,9 @@ Such scripts put tensors on the device (`x.npu()`, `x.to("npu:0")`,
 undoes it when it stops:
 
 - device arguments of torch functions and tensor methods: a torch function mode
-  (`torch.overrides.TorchFunctionMode`) rewrites `"npu"` / `"npu:N"` to `"cpu"`
-  before torch parses them, so `torch.device("npu:0")` is the CPU;
+  (`torch.overrides.TorchFunctionMode`) rewrites `"npu"` / `"npu:N"` and device indices
+  (`device=0`, `torch.device(0)`, `x.to(0)`: with torch_npu an index is an NPU) to
+  `"cpu"` before torch parses them, so `torch.device("npu:0")` is the CPU;
 - `torch.npu`: a device module whose calls do nothing or answer for one device;
 - `torch.Tensor.npu()`: returns the tensor (it is already "on the device");
 - `TILE_FWK_DEVICE_ID`: set to `0` when unset.
@@ -23,10 +24,18 @@ from typing import Any
 
 _NPU = re.compile(r"npu(:\d+)?")
 DEVICE_ENV = "TILE_FWK_DEVICE_ID"
+SOC_VERSION = 220
+"""What `torch.npu.get_soc_version()` answers: torch_npu's number for Ascend910B1, an
+Atlas A2 part (the platform tileir's passes assume by default). Test suites use it to
+pick their cases (PyPTO-Gym runs a case on 910 unless it is marked for 950, number 260)."""
 
 
-def _cpu(value: Any) -> Any:
+def _cpu(value: Any, index_too: bool = False) -> Any:
+    """`"npu"` / `"npu:N"`, and with `index_too` a bare device index (with torch_npu,
+    `device=0` is NPU 0), become `"cpu"`."""
     if isinstance(value, str) and _NPU.fullmatch(value):
+        return "cpu"
+    if index_too and isinstance(value, int) and not isinstance(value, bool):
         return "cpu"
     return value
 
@@ -54,6 +63,9 @@ def _device_module() -> types.ModuleType:
     npu.device_count = lambda: 1
     npu.current_device = lambda: int(os.environ.get(DEVICE_ENV, "0") or 0)
     npu.get_device_name = lambda *args: "CPU (tileir interpret mode)"
+    npu.get_soc_version = lambda: SOC_VERSION
+    # `torch.npu.config.allow_internal_format = True`: a layout switch, nothing on the CPU
+    npu.config = types.SimpleNamespace(allow_internal_format=False)
     npu.current_stream = lambda *args: stream
     npu.default_stream = lambda *args: stream
     npu.manual_seed = torch.manual_seed
@@ -79,12 +91,16 @@ class CpuForNpu:
         import torch
         from torch.overrides import TorchFunctionMode
 
+        # where a positional int is a device index: torch.device(0), tensor.to(0)
+        index_at = {torch.device: 0, torch.Tensor.to: 1}
+
         class _Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-                args = tuple(_cpu(a) for a in args)
+                at = index_at.get(func, -1)
+                args = tuple(_cpu(a, i == at) for i, a in enumerate(args))
                 kwargs = kwargs or {}
                 if "device" in kwargs:
-                    kwargs = {**kwargs, "device": _cpu(kwargs["device"])}
+                    kwargs = {**kwargs, "device": _cpu(kwargs["device"], True)}
                 return func(*args, **kwargs)
 
         self.npu = _device_module()

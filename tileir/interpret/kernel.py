@@ -9,8 +9,10 @@ Calling a `Kernel` does what PyPTO's jit wrapper does on the device, on the CPU:
 2. on a miss, *specialise*: build the kernel's `pto` IR for that signature with tileir's
    PyPTO frontend (`build_module`, the one seam to it), run `TILEIR_PIPELINE` on it if
    set, and lower it to a numpy back-end plan;
-3. run the plan and write every output (and in-out) tensor into the caller's tensor in
-   place, through a numpy view of its memory (`tileir.interpret.tensors`).
+3. run the plan with every output (and in-out) tensor as the numpy view of its memory
+   (`tileir.interpret.tensors`): the plan writes into the caller's tensor in place, as
+   PyPTO does (a non-contiguous output, or one sharing memory with another argument,
+   is computed into a copy and written back).
 
 `TILEIR_VERIFY_SEMANTICS=1` keeps the kernel as the frontend built it beside the passed
 one: at specialisation each pass is checked on the call's own inputs
@@ -207,13 +209,17 @@ class Kernel:
             )
         inputs = {n: arrays[n] for n in plan.arg_names}
         try:
-            outputs = plan(inputs)
-            if spec.reference is not None:
-                self._compare(spec, inputs, outputs)
+            # the reference first: the plan writes its outputs into `inputs`' arrays
+            expected = spec.reference(inputs) if spec.reference is not None else None
+            outputs = plan(inputs, in_place=_unaliased(plan.outputs, inputs))
+            if expected is not None:
+                self._compare(spec, expected, outputs)
         except TileirError as e:
             raise self._located(e, values, "running kernel") from None
         for name, out in outputs.items():
             target = arrays[name]
+            if out is target:
+                continue  # written in place
             if target.shape != out.shape:
                 raise KernelError(
                     f"error: kernel {self.__name__}: output {name!r} is "
@@ -221,10 +227,14 @@ class Kernel:
                 )
             target[...] = out
 
-    def _compare(self, spec: Specialisation, inputs: Mapping[str, np.ndarray], outputs) -> None:
+    def _compare(
+        self,
+        spec: Specialisation,
+        expected: Mapping[str, np.ndarray],
+        outputs: Mapping[str, np.ndarray],
+    ) -> None:
         from tileir.testing.check import SemanticsMismatch, compare_outputs
 
-        expected = spec.reference(inputs)
         diff = compare_outputs(expected, outputs)
         if diff is not None:
             raise SemanticsMismatch(
@@ -235,6 +245,19 @@ class Kernel:
                 output=diff.output,
                 index=diff.index,
             )
+
+
+def _unaliased(outputs: Sequence[str], arrays: Mapping[str, np.ndarray]) -> list[str]:
+    """The outputs the plan may write straight into the caller's memory: those sharing
+    it with no other argument. (A tensor passed as both an input and an output keeps
+    the numpy back end's meaning, inputs read as they were when the call began.)"""
+    return [
+        name
+        for name in outputs
+        if not any(
+            other != name and np.may_share_memory(arrays[name], a) for other, a in arrays.items()
+        )
+    ]
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:

@@ -6,9 +6,9 @@ A kernel file and its tests import `pypto` for three things: the decorator
 `pypto.RunMode.NPU`), and host-side calls that steer the compiler or the device
 (`pypto.set_pass_options(...)`, `pypto.runtime._device_synchronize()`). Kernel bodies
 are never run by Python: tileir's frontend reads their source. The frontend's stand-in
-(`frontends.pypto.standin`) provides the names; interpret mode adds its `jit` and makes
-the host-side calls no-ops. Anything else a script calls outside a kernel
-(`pypto.add(...)` on the host) is the stand-in's error that says so.
+(`frontends.pypto.standin`) provides the names and the host-side no-ops; interpret mode
+gives it its `jit`. Anything else a script calls outside a kernel (`pypto.add(...)` on
+the host) is the stand-in's error that says so.
 """
 
 from __future__ import annotations
@@ -22,48 +22,17 @@ class InterpretError(RuntimeError):
     """Something interpret mode does not do, said where the user's code asked for it."""
 
 
-def _no_op(*args: Any, **kwargs: Any) -> None:
-    """Compiler and device settings: nothing to do on the CPU."""
-
-
-# Host-side calls that configure PyPTO's compiler or runtime (no effect on values).
-_SETTINGS = (
-    "set_print_options",
-    "set_pass_options",
-    "set_host_options",
-    "set_codegen_options",
-    "set_verify_options",
-    "set_debug_options",
-    "set_runtime_options",
-    "set_verify_golden_data",
-    "set_global_config",
-    "set_options",
-    "reset_options",
-)
-_RUNTIME = ("_device_init", "_device_fini", "_device_synchronize")
-
-
 DOC = "tileir's interpret-mode stand-in for PyPTO"
 
 
 def make_pypto(jit: Callable[..., Any]) -> dict[str, types.ModuleType]:
     """`pypto` and its submodules by their `sys.modules` names: the frontend's stand-in
     (`frontends.pypto.standin`, whose names its translator resolves in a live kernel's
-    globals), with `jit` as `pypto.frontend.jit` and the host-side settings and device
-    calls as no-ops. (Inside a kernel the translator reads `pypto.*` as names, so none of
-    these attributes changes what a kernel means.)"""
+    globals and whose host-side settings and device calls are no-ops) with `jit` as
+    `pypto.frontend.jit`."""
     from frontends.pypto import standin
 
-    modules = standin.modules()
-    pypto, frontend, runtime = (modules[n] for n in ("pypto", "pypto.frontend", "pypto.runtime"))
-    pypto.__doc__ = DOC
-    pypto.frontend, pypto.runtime = frontend, runtime
-    frontend.jit = jit
-    for name in _SETTINGS:
-        setattr(pypto, name, _no_op)
-    for name in _RUNTIME:
-        setattr(runtime, name, _no_op)
-    return modules
+    return standin.modules(jit=jit, doc=DOC)
 
 
 class _NeedsHardware(types.ModuleType):

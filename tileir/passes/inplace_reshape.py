@@ -14,14 +14,15 @@ the difference, so the pass marks a `pto.reshape` only if all of these hold:
    any region, and no enclosing loop (with more than one trip) that the input was
    defined outside of runs the reshape again;
 4. the result is not a function output: it is not written into a kernel argument by
-   `pto.assemble` (through stage results and transfers too), another PyPTO rule.
+   `pto.assemble` (through stage results and transfers too). PyPTO's documentation
+   forbids it; 0.2.0 drops such an `inplace` itself, so marking it would gain nothing.
 
 PyPTO's last rule, "an inplace reshape sits alone inside a `loop(1)`", is left to PyPTO,
 which adds that loop itself when it is missing: `pto.loop` has no results, so the IR
 cannot express a one-trip loop that hands the reshaped tile on; `inplace` on a
 `pto.reshape` means "PyPTO's own `loop(1)` around this reshape". The `ReshapeOp`
 verifier rejects an `inplace` that breaks the PyPTO rules it can see locally (view
-input, kernel output, dynamic shapes without `inplace`).
+input, dynamic shapes without `inplace`).
 
 `report=true` prints per kernel how many reshapes were marked, and why the others were
 not, to stderr; `mark_inplace_reshapes` is the same as a function.

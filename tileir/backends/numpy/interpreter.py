@@ -37,7 +37,7 @@ Independent loops run as whole-array numpy operations ("batched"): see `_LoopBat
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -1120,7 +1120,9 @@ class Plan:
         """The declared shape of an argument, -1 for a dynamic dim."""
         return tuple(-1 if s == DYNAMIC_INDEX else s for s in _shape(self.arg_types[name]))
 
-    def _bind(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _bind(
+        self, inputs: Mapping[str, np.ndarray], in_place: Collection[str] = ()
+    ) -> dict[str, np.ndarray]:
         k = self.kernel
         unknown = sorted(set(inputs) - set(self.arg_names))
         if unknown:
@@ -1169,7 +1171,8 @@ class Plan:
                     )
                 dims[sym] = (s, name)
             if name in self.outputs:
-                arrays[name] = np.array(x, copy=True, order="C")
+                direct = name in in_place and x.flags.c_contiguous and x.flags.writeable
+                arrays[name] = x if direct else np.array(x, copy=True, order="C")
             else:
                 # The kernel never writes it: share the caller's data, read-only.
                 arrays[name] = x.view()
@@ -1198,8 +1201,14 @@ class Plan:
         dims = [str(next(dyn)) if d == -1 else str(d) for d in self.shape(name)]
         return f"[{', '.join(dims)}] {self.dtype(name)}"
 
-    def __call__(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        arrays = self._bind(inputs)
+    def __call__(
+        self, inputs: Mapping[str, np.ndarray], *, in_place: Collection[str] = ()
+    ) -> dict[str, np.ndarray]:
+        """Run the kernel; returns the written arguments by name. Inputs are copied, never
+        modified, except the outputs named in `in_place`: those the kernel writes
+        straight into (as a device does, and without a copy in and out) when they are
+        C-contiguous and writeable, and the result is then that same array (`is`)."""
+        arrays = self._bind(inputs, in_place)
         env = list(self._template)
         for name, s in zip(self.arg_names, self._arg_slots):
             env[s] = arrays[name]

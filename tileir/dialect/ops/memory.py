@@ -250,7 +250,15 @@ class AssembleOp(IRDLOperation):
 
 @irdl_op_definition
 class ReshapeOp(TileToTileOp):
-    """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`."""
+    """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`.
+
+    The verifier rejects an `inplace` that PyPTO rejects (on a `pto.view` window, or a
+    dynamic reshape without it). An `inplace` result written into a kernel argument
+    (`out.move(reshape(s, shape, inplace=True))`) verifies: PyPTO's documentation says
+    such a result "cannot be the function's final output", but 0.2.0 compiles and runs
+    it correctly by dropping the `inplace` itself ("OP_RESHAPE oOperand is OutCast, Skip
+    inplace"; tests/pypto/test_inplace_reshape_output.py), so it costs a copy, not a
+    wrong result. The `inplace-reshape` pass does not mark such a reshape."""
 
     name = "pto.reshape"
     # Redeclared so that `input` stays operand 0: xDSL orders a subclass's own
@@ -310,15 +318,6 @@ class ReshapeOp(TileToTileOp):
             raise VerifyException(
                 "'pto.reshape' inplace is not allowed on a tensor produced by pto.view "
                 "(PyPTO rule); drop `inplace` or reshape a computed tile"
-            )
-        if self.inplace is not None and any(
-            isinstance(use.operation, AssembleOp) and is_kernel_argument(use.operation.dst)
-            for use in self.result.uses
-        ):
-            raise VerifyException(
-                "'pto.reshape' inplace result is written to a kernel argument, but an "
-                "inplace reshape's output cannot be a function output (PyPTO rule); drop "
-                "`inplace` here"
             )
 
 

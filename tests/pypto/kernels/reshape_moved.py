@@ -1,0 +1,26 @@
+"""An inplace reshape whose result is moved into a kernel output: PyPTO's documentation
+forbids it ("cannot be the function's final output"), 0.2.0 drops the `inplace` itself."""
+
+import pypto
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def column_sums(
+    x: pypto.Tensor([64, 8], pypto.DT_FP32),
+    out: pypto.Tensor([1, 8, 1, 1], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(64, 8)
+    s = pypto.sum(x, dim=0, keepdim=True)
+    pypto.set_vec_tile_shapes(1, 8, 1, 8)
+    out.move(pypto.reshape(s, [1, 8, 1, 1], inplace=True))
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def squares_flat(
+    x: pypto.Tensor([4, 8], pypto.DT_FP32),
+    out: pypto.Tensor([32], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(4, 8)
+    y = x * x
+    pypto.set_vec_tile_shapes(32)
+    out.move(pypto.reshape(y, [32], inplace=True))
