@@ -25,7 +25,7 @@ import numpy as np
 from frontends.kernels import SEED_KERNELS, SeedKernel
 from frontends.pypto import load_source
 from tileir.dialect import pto
-from tileir.tuning import CannotCost, kernel_args, tune
+from tileir.tuning import DEFAULT_BUDGET, CannotCost, kernel_args, tune
 
 REALISTIC = {
     "rope_half_split.py": {"SEQ": 64},
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="*", help="seed kernel names (default: all)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
-    parser.add_argument("--budget", type=int, default=8)
+    parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
     parser.add_argument("--sizes", default="seed,real")
     ns = parser.parse_args(argv)
     seeds = [k for k in SEED_KERNELS if not ns.kernels or k.name in ns.kernels]
