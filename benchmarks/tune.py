@@ -6,8 +6,10 @@ module-level constants).
 
 For each kernel `tileir.tuning.tune` tries its candidates (each bit-identical to the
 as-written kernel on the numpy back end, or dropped) and keeps the fastest. Printed per
-row: as-written µs, tuned µs, ratio, the chosen settings, tasks before -> after, and the
-tuning time (noisy: the machine is shared; the µs are deterministic). Then the geometric
+row: as-written µs, tuned µs, ratio, tasks before -> after, the tuning time (noisy: the
+machine is shared; the µs are deterministic), the interpreter check (the tuned kernel in
+PyPTO's own pass-verify interpreter against the as-written kernel on the numpy back end,
+within the seed's tolerance; `--no-check` skips it) and the chosen settings. Then the geometric
 mean of the ratios per size. Results are cached (~/.cache/tileir/tune), so a rerun only
 prints. Kernels PyPTO 0.2.0 cannot cost (gathermask) are listed as such.
 """
@@ -19,12 +21,18 @@ import math
 import re
 import sys
 import time
+from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import numpy as np
 
 from frontends.kernels import SEED_KERNELS, SeedKernel
 from frontends.pypto import load_source
+from tileir.backends.pypto import emit
+from tileir.backends.pypto.harness import run_kernel as pypto_run
 from tileir.dialect import pto
+from tileir.testing.check import run_kernel as numpy_run
+from tileir.testing.inputs import random_inputs
 from tileir.tuning import DEFAULT_BUDGET, CannotCost, kernel_args, tune
 
 REALISTIC = {
@@ -68,16 +76,45 @@ def seed_inputs(seed: SeedKernel, module, i: int) -> dict:
     return out
 
 
+def interpreter_check(seed: SeedKernel, module, result) -> str:
+    """The tuned kernel in PyPTO 0.2.0's own pass-verify interpreter against the
+    as-written kernel on tileir's numpy back end, within the seed's tolerance: `ok`,
+    or the largest error. (`-` when nothing beat the as-written kernel.)"""
+    if result.best is result.written:
+        return "-"
+    kernel = next(k for k in result.module.walk() if isinstance(k, pto.KernelOp))
+    args = kernel_args(kernel)
+    full = {**random_inputs(module, seed.kernel, 5), **seed_inputs(seed, module, 5)}
+    inputs = {a.name: full[a.name] for a in args if a.name in seed.inputs}
+    ours = numpy_run(module, seed.kernel, inputs)
+    with TemporaryDirectory(prefix="tileir-bench-") as tmp:
+        path = Path(tmp) / f"{seed.name}_tuned.py"
+        path.write_text(emit(result.module))
+        theirs = pypto_run(path, seed.kernel, args, inputs, outputs=seed.outputs)
+    atol, rtol = seed.tolerance
+    worst = 0.0
+    for name in seed.outputs:
+        a = np.asarray(theirs[name]).astype(np.float64)
+        b = np.asarray(ours[name]).astype(np.float64)
+        excess = np.abs(a - b) - (atol + rtol * np.abs(b))
+        worst = max(worst, float(excess.max()))
+    return "ok" if worst <= 0 else f"off by {worst:.2g}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="*", help="seed kernel names (default: all)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
     parser.add_argument("--sizes", default="seed,real")
+    parser.add_argument("--no-check", action="store_true", help="skip the PyPTO interpreter check")
     ns = parser.parse_args(argv)
     seeds = [k for k in SEED_KERNELS if not ns.kernels or k.name in ns.kernels]
     sizes = ns.sizes.split(",")
-    head = f"{'kernel':26} {'size':4} {'written':>8} {'tuned':>8} {'ratio':>6} {'tasks':>9} {'tune s':>6}  settings"
+    head = (
+        f"{'kernel':26} {'size':4} {'written':>8} {'tuned':>8} {'ratio':>6} {'tasks':>9} "
+        f"{'tune s':>6} {'interp':>6}  settings"
+    )
     print(head, flush=True)
     ratios: dict[str, list[float]] = {s: [] for s in sizes}
     for size in sizes:
@@ -103,9 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             assert w.time_us is not None and b.time_us is not None and b.ratio is not None
             ratios[size].append(b.ratio)
             tasks = f"{w.tasks}->{b.tasks}"
+            check = "skip" if ns.no_check else interpreter_check(seed, module, r)
             print(
                 f"{seed.name:26} {size:4} {w.time_us:8.3f} {b.time_us:8.3f} {b.ratio:6.3f} "
-                f"{tasks:>9} {dt:6.0f}  {b.settings}",
+                f"{tasks:>9} {dt:6.0f} {check:>6}  {b.settings}",
                 flush=True,
             )
     for size, rs in ratios.items():

@@ -6,15 +6,21 @@ one subprocess per candidate, `jobs` at a time); tileir's numpy back end is the
 referee: a candidate whose outputs differ from the as-written kernel's by a single bit
 on random inputs is dropped before it is compiled.
 
-The search, in two deterministic rounds cut at `budget` candidates in all:
+The search is a coordinate descent over `Settings`, one setting at a time, each
+step's candidates varying that setting of the fastest so far (`STEPS`, cut at `budget`
+compiled candidates in all):
 
-1. `candidates`: `coarsen{factor=U}` for the trip count U of the kernel's coarsenable
-   row loops (the whole loop in one block), also with `scale-tiles=false` (T-row tiles:
-   PyPTO splits the block into tiles that run on several cores), then factors ..., 8,
-   4, 2 below U (largest blocks first: the cost model charges per task), then the
-   unroll list removed (`loop-unroll{factors=1}`);
-2. `refinements` of round 1's fastest: with T-row tiles, its unroll list removed,
-   `stitch{max-functions=2}` and `=4` after it, and `default`.
+1. `unroll`: the unroll list [1], [2, 1], [4, 2, 1] (`set-unroll-list`; PyPTO puts HUB
+   synchronisation tasks, several µs, around an unrolled graph of more than two tasks);
+2. `sink`: loop-invariant tile preparation recomputed in the loop (`sink-invariants`:
+   no cross-task dependency wait);
+3. `coarsen`: `coarsen{factor=U}` for the trip count U of the kernel's coarsenable row
+   loops (the whole loop in one block), also with `scale-tiles=false` (T-row tiles),
+   then factors ..., 8, 4, 2 below U (fewer tasks, but fewer cores busy);
+4. `unroll` and `sink` again (coarsening changes the trip count; a sink pays only once
+   no HUB task hides it);
+5. `tiles`: a coarsened loop with its T-row tiles kept;
+6. `tail`: `loop-unroll,stitch{max-functions=2}` and `=4`, and `default`, after the rest.
 
 Candidates whose IR equals one already tried are not compiled again.
 The result (`TuneResult`) holds one `Trial` per candidate (settings, pipeline, µs,
@@ -23,7 +29,7 @@ hash of the emitted source and the call's arguments under `~/.cache/tileir/tune/
 (`$TILEIR_TUNE_CACHE`), so a rerun compiles nothing. The cost model is deterministic,
 so the same budget gives the same table.
 
-    >>> result = tune("frontends/kernels/gelu.py", budget=8)   # doctest: +SKIP
+    >>> result = tune("frontends/kernels/gelu.py", budget=16)  # doctest: +SKIP
     >>> print(result.table())                                   # doctest: +SKIP
 """
 
