@@ -11,7 +11,7 @@ computes does not change on any back end.
 
 Contract: every selected `pto.loop` gets `unroll [factors]`, normalised as PyPTO does
 (descending, 1 added). `pto.loop_unroll` loops are left alone (their body sees the chunk
-length). Options: `factors` (required), `loops` (names, default all).
+length). Options: `factors` (default 1: `[1]`), `loops` (names, default all).
 
 ```mlir
 // before
@@ -56,15 +56,13 @@ class SetUnrollListPass(ModulePass):
 
     name = "set-unroll-list"
 
-    factors: tuple[int, ...] = ()
-    """The unroll list (normalised: descending, 1 added); required."""
+    factors: tuple[int, ...] = (1,)
+    """The unroll list (normalised: descending, 1 added); default [1], no unrolling."""
 
     loops: tuple[str, ...] | None = None
     """Only loops with these names (default: all)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.factors:
-            raise ValueError("set-unroll-list: option factors is required (e.g. factors=2,1)")
         try:
             factors = normalize_unroll_list(self.factors)
         except ValueError as e:

@@ -1,15 +1,16 @@
 // RUN: tileir-opt %s -p 'set-unroll-list{factors=2}' | filecheck %s
 // RUN: tileir-opt %s -p 'set-unroll-list{factors=4 loops=cols}' | filecheck --check-prefix=COLS %s
-// RUN: not tileir-opt %s -p 'set-unroll-list' 2>&1 | filecheck --check-prefix=NONE %s
+// RUN: tileir-opt %s -p 'set-unroll-list' | filecheck --check-prefix=ONE %s
 // RUN: not tileir-opt %s -p 'set-unroll-list{factors=0}' 2>&1 | filecheck --check-prefix=BAD %s
 
-// NONE: set-unroll-list: option factors is required
 // BAD: set-unroll-list: option factors: unroll_list factors must be positive, got 0
 
 // CHECK: pto.loop %{{.*}} name "rows" unroll [2, 1] {
 // CHECK: pto.loop %{{.*}} name "cols" unroll [2, 1] {
 // COLS: pto.loop %{{.*}} name "rows" unroll [8, 4, 2, 1] {
 // COLS: pto.loop %{{.*}} name "cols" unroll [4, 1] {
+// ONE: pto.loop %{{.*}} name "rows" unroll [1] {
+// ONE: pto.loop %{{.*}} name "cols" unroll [1] {
 builtin.module {
   pto.kernel @k(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
     %c0 = arith.constant 0 : index
