@@ -42,8 +42,7 @@ def test_search_steps_of_the_gelu_seed() -> None:
     ]
     every = Settings(sink=True, coarsen=2, unroll=4, tail="stitch4")
     assert every.pipeline() == (
-        "sink-invariants,coarsen{factor=2},set-unroll-list{factors=4},"
-        "loop-unroll,stitch{max-functions=4}"
+        "sink-invariants,coarsen{factor=2},set-unroll-list{factors=4},default{max-functions=4}"
     )
     assert every.label() == "sink coarsen=2 unroll=[4,2,1] stitch max-functions=4"
     assert Settings().label() == "as written" and Settings().pipeline() == ""
