@@ -102,3 +102,18 @@ def test_any_program_keeps_its_meaning(module) -> None:
 @given(row_loop_modules())
 def test_row_loops_keep_their_meaning_sunk_then_coarsened(module) -> None:
     check_pass("sink-invariants,coarsen{factor=3}", module, n_inputs=2)
+
+
+def test_a_loop_unroll_gets_the_weight_too() -> None:
+    seed = kernel_by_name("linear_projection")
+    module = load_file(seed.path, kernel=seed.kernel)
+    out = check_pass("sink-invariants", module, inputs=seed.make_inputs(np.random.default_rng(4)))
+    loop = next(o for o in out.walk() if isinstance(o, pto.LoopUnrollOp))
+    names = [o.name for o in loop.body.block.ops]
+    # gamma's reshape and cast, under gamma's [1, HIDDEN] tile shape, open the body.
+    assert names[:3] == ["pto.set_vec_tile_shapes", "pto.reshape", "pto.cast"] or names[:4] == [
+        "pto.set_vec_tile_shapes",
+        "pto.view",
+        "pto.reshape",
+        "pto.cast",
+    ]

@@ -8,7 +8,8 @@ weight prepared before the loop, 5.1 us with it prepared in each loop task). Ins
 loop the same ops run on the same data in every iteration, so the results are the same,
 bit for bit.
 
-Contract. An op in the block of a `pto.loop`, before the loop, is sunk into it when
+Contract. An op in the block of a `pto.loop` or `pto.loop_unroll`, before the loop, is
+sunk into it when
 
 - it is a `pto` tile op without regions that is not a Cube op (matmul) and has no tile
   settings of its own: its memory effects are none, allocating its result, or reading
@@ -104,15 +105,16 @@ def _effects_allow(op: Operation, written: set[SSAValue] | None) -> bool:
     return True
 
 
-def _inside(op: Operation, loop: pto.LoopOp) -> bool:
+def _inside(op: Operation, loop: pto.LoopOp | pto.LoopUnrollOp) -> bool:
     return loop.is_ancestor(op)
 
 
 class SinkInvariants(RewritePattern):
-    """Sink into one `pto.loop` the tile ops before it that only it uses."""
+    """Sink into one `pto.loop` / `pto.loop_unroll` the tile ops before it that only it
+    uses."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, pto.LoopOp):
+        if not isinstance(op, pto.LoopOp | pto.LoopUnrollOp):
             return
         block = op.parent_block()
         kernel = op.parent_op()
@@ -136,7 +138,10 @@ class SinkInvariants(RewritePattern):
 
     @staticmethod
     def _sinkable(
-        o: Operation, loop: pto.LoopOp, sunk: set[Operation], written: set[SSAValue] | None
+        o: Operation,
+        loop: pto.LoopOp | pto.LoopUnrollOp,
+        sunk: set[Operation],
+        written: set[SSAValue] | None,
     ) -> bool:
         if o.dialect_name() != "pto" or o.regions or isinstance(o, _SETTINGS):
             return False
@@ -152,7 +157,7 @@ class SinkInvariants(RewritePattern):
 
     @staticmethod
     def _move(
-        loop: pto.LoopOp,
+        loop: pto.LoopOp | pto.LoopUnrollOp,
         block: Block,
         before: list[Operation],
         sunk: set[Operation],
@@ -186,7 +191,7 @@ class SinkInvariantsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         pattern = SinkInvariants()
-        for loop in [o for o in op.walk() if isinstance(o, pto.LoopOp)]:
+        for loop in [o for o in op.walk() if isinstance(o, pto.LoopOp | pto.LoopUnrollOp)]:
             pattern.match_and_rewrite(loop, PatternRewriter(loop))
 
 
