@@ -12,28 +12,41 @@ from frontends.pypto import load_file
 from tileir.testing.check import equal_mask, run_kernel
 from tileir.testing.inputs import random_inputs
 from tileir.tools.tune import main
-from tileir.tuning import candidates, refinements
+from tileir.tuning import STEPS, Settings, step_candidates
 
 GELU = Path(__file__).resolve().parents[2] / "frontends" / "kernels" / "gelu.py"
 
 
-def test_candidates_of_the_gelu_seed() -> None:
-    # 10 rows in tiles of 4: 3 iterations, so factors 3 (one block) and 2; the loop has
-    # an unroll list [2, 1].
+def test_search_steps_of_the_gelu_seed() -> None:
+    # 10 rows in tiles of 4: 3 iterations, so unroll factors 1 and 2 (<= 3), coarsen
+    # factors 3 (one block) and 2; the loop has an unroll list [2, 1].
     module = load_file(GELU, kernel="gelu_tanh_kernel")
-    assert candidates(module) == [
-        ("coarsen=3", "coarsen{factor=3}"),
-        ("coarsen=3 tiles=T", "coarsen{factor=3 scale-tiles=false}"),
-        ("coarsen=2", "coarsen{factor=2}"),
-        ("unroll=none", "loop-unroll{factors=1}"),
+    cur = Settings()
+    assert step_candidates("unroll", module, module, cur) == [
+        Settings(unroll=1),
+        Settings(unroll=2),
     ]
-    assert refinements(module, "coarsen=2", "coarsen{factor=2}") == [
-        ("coarsen=2 tiles=T", "coarsen{factor=2 scale-tiles=false}"),
-        ("coarsen=2 unroll=none", "coarsen{factor=2},loop-unroll{factors=1}"),
-        ("coarsen=2 stitch max-functions=2", "coarsen{factor=2},stitch{max-functions=2}"),
-        ("coarsen=2 stitch max-functions=4", "coarsen{factor=2},stitch{max-functions=4}"),
-        ("default", "default"),
+    assert step_candidates("sink", module, module, cur) == [Settings(sink=True)]
+    assert [c.label() for c in step_candidates("coarsen", module, module, cur)] == [
+        "coarsen=3",
+        "coarsen=3 tiles=T",
+        "coarsen=2",
     ]
+    assert step_candidates("tiles", module, module, cur) == []
+    two = Settings(coarsen=2)
+    assert step_candidates("tiles", module, module, two) == [Settings(coarsen=2, tiles_t=True)]
+    assert [c.tail for c in step_candidates("tail", module, module, two)] == [
+        "stitch2",
+        "stitch4",
+        "default",
+    ]
+    every = Settings(sink=True, coarsen=2, unroll=4, tail="stitch4")
+    assert every.pipeline() == (
+        "sink-invariants,coarsen{factor=2},set-unroll-list{factors=4},default{max-functions=4}"
+    )
+    assert every.label() == "sink coarsen=2 unroll=[4,2,1] stitch max-functions=4"
+    assert Settings().label() == "as written" and Settings().pipeline() == ""
+    assert STEPS[0] == "unroll"
 
 
 def test_several_kernels_need_kernel(capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,8 +74,9 @@ def test_tuned_file_is_a_faster_drop_in(
     args = [str(GELU), "--kernel", "gelu_tanh_kernel", "--budget", "2", "-o", str(out)]
     assert main(args) == 0
     first = capsys.readouterr().out
-    # as written + coarsen=3 + coarsen=3 tiles=T; the cost model rewards the single block.
-    assert "coarsen=3" in first and "best:" in first
+    # as written + unroll=[1] + coarsen=3 (unroll=[2,1] and sink leave the IR as it
+    # is: not compiled); the cost model rewards the single block.
+    assert "unroll=[1]" in first and "coarsen=3" in first and "best:" in first
     best = float(first.split("best:")[1].split("(")[1].split("x")[0])
     assert best <= 1.0
     # Same kernels, same parameters, same numbers (bit for bit) on the numpy back end.

@@ -46,6 +46,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return CoarsenPass
 
+    def set_unroll_list() -> type[ModulePass]:
+        from tileir.passes.unroll_list import SetUnrollListPass
+
+        return SetUnrollListPass
+
+    def sink_invariants() -> type[ModulePass]:
+        from tileir.passes.sink import SinkInvariantsPass
+
+        return SinkInvariantsPass
+
     def pypto_legalize() -> type[ModulePass]:
         from tileir.backends.pypto.legalize import PyptoLegalizePass
 
@@ -64,6 +74,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "loop-fusion": loop_fusion,
         "stitch": stitch,
         "coarsen": coarsen,
+        "set-unroll-list": set_unroll_list,
+        "sink-invariants": sink_invariants,
         "pypto-legalize": pypto_legalize,
         "default": default,
     }

@@ -3,7 +3,8 @@ own cost model, and write the tuned kernel as PyPTO source.
 
     tileir-tune KERNEL.py [--kernel K] [--budget N] [-j N] [-o TUNED.py]
 
-Every candidate (coarsen factors, unroll list, default, stitch; `tileir.tuning`) is
+Every candidate (unroll list, sink-invariants, coarsen factors, tiles, stitch, default;
+`tileir.tuning`) is
 checked on the numpy back end against the as-written kernel (bit for bit, random
 inputs) and compiled by the real pypto 0.2.0 in SIM mode, `-j` at a time. The table of
 every candidate goes to stdout, the progress bar to stderr; `-o` receives the whole

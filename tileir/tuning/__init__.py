@@ -6,15 +6,22 @@ one subprocess per candidate, `jobs` at a time); tileir's numpy back end is the
 referee: a candidate whose outputs differ from the as-written kernel's by a single bit
 on random inputs is dropped before it is compiled.
 
-The search, in two deterministic rounds cut at `budget` candidates in all:
+The search is a coordinate descent over `Settings`, one setting at a time, each
+step's candidates varying that setting of the fastest so far (`STEPS`, cut at `budget`
+compiled candidates in all):
 
-1. `candidates`: `coarsen{factor=U}` for the trip count U of the kernel's coarsenable
-   row loops (the whole loop in one block), also with `scale-tiles=false` (T-row tiles:
-   PyPTO splits the block into tiles that run on several cores), then factors ..., 8,
-   4, 2 below U (largest blocks first: the cost model charges per task), then the
-   unroll list removed (`loop-unroll{factors=1}`);
-2. `refinements` of round 1's fastest: with T-row tiles, its unroll list removed,
-   `stitch{max-functions=2}` and `=4` after it, and `default`.
+1. `unroll`: the unroll list [1], [2, 1], [4, 2, 1] (`set-unroll-list`; PyPTO puts HUB
+   synchronisation tasks, several µs, around an unrolled graph of more than two tasks);
+2. `sink`: loop-invariant tile preparation recomputed in the loop (`sink-invariants`:
+   no cross-task dependency wait);
+3. `coarsen`: `coarsen{factor=U}` for the trip count U of the kernel's coarsenable row
+   loops (the whole loop in one block), also with `scale-tiles=false` (T-row tiles),
+   then factors ..., 8, 4, 2 below U (fewer tasks, but fewer cores busy);
+4. `unroll` and `sink` again (coarsening changes the trip count; a sink pays only once
+   no HUB task hides it);
+5. `tiles`: a coarsened loop with its T-row tiles kept;
+6. `tail`: `default{max-functions=2}` and `=4` (stitch groups of 2 / 4 functions), and
+   `default`, after the rest.
 
 Candidates whose IR equals one already tried are not compiled again.
 The result (`TuneResult`) holds one `Trial` per candidate (settings, pipeline, µs,
@@ -23,7 +30,7 @@ hash of the emitted source and the call's arguments under `~/.cache/tileir/tune/
 (`$TILEIR_TUNE_CACHE`), so a rerun compiles nothing. The cost model is deterministic,
 so the same budget gives the same table.
 
-    >>> result = tune("frontends/kernels/gelu.py", budget=8)   # doctest: +SKIP
+    >>> result = tune("frontends/kernels/gelu.py", budget=16)  # doctest: +SKIP
     >>> print(result.table())                                   # doctest: +SKIP
 """
 
@@ -36,7 +43,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -48,14 +55,15 @@ from tileir.backends.pypto.harness import ArgSpec, CompileResult, compile_kernel
 from tileir.diagnostics import TileirError
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
+from tileir.dialect.pto import constant_index
 from tileir.passes import apply_pipeline
 from tileir.passes.coarsen import analyze
 from tileir.testing.check import equal_mask, run_kernel
 from tileir.testing.inputs import random_inputs
 
-DEFAULT_BUDGET = 8
-"""Candidates compiled by default (besides the as-written kernel): a row kernel's whole
-first round plus refinements; about 2 minutes at 12-25 s per compile, two at a time."""
+DEFAULT_BUDGET = 16
+"""Candidates compiled by default (besides the as-written kernel): every step of a row
+kernel's search; about 2-3 minutes at 12-25 s per compile, two at a time."""
 
 N_INPUTS = 2
 """Random input sets on which a candidate must match the as-written kernel bit for bit."""
@@ -131,50 +139,111 @@ def _row_trips(module: ModuleOp) -> int:
     return best
 
 
+def _loop_trips(module: ModuleOp) -> int:
+    """The largest static trip count of any `pto.loop` (0: none static)."""
+    best = 0
+    for loop in [o for o in module.walk() if isinstance(o, pto.LoopOp)]:
+        lb, ub, step = (constant_index(v) for v in (loop.lower_bound, loop.upper_bound, loop.step))
+        if lb is not None and ub is not None and step:
+            best = max(best, -(-(ub - lb) // step))
+    return best
+
+
 def _has_unroll_list(module: ModuleOp) -> bool:
     return any(isinstance(o, pto.LoopOp) and o.unroll_list is not None for o in module.walk())
 
 
-NO_UNROLL = "loop-unroll{factors=1}"
+@dataclass(frozen=True)
+class Settings:
+    """One point of the search space; `pipeline()` is the pass pipeline that makes it
+    from the as-written kernel."""
+
+    sink: bool = False
+    """`sink-invariants`: loop-invariant tile preparation recomputed in the loop."""
+    coarsen: int = 1
+    """`coarsen{factor=k}`: k row blocks per iteration (1: off)."""
+    tiles_t: bool = False
+    """With coarsen: keep the T-row tile shapes (`scale-tiles=false`)."""
+    unroll: int | None = None
+    """`set-unroll-list{factors=f}`: the unroll list [f, ..., 2, 1] (None: as written)."""
+    tail: str = ""
+    """`stitch2` / `stitch4` (`default{max-functions=N}`) or `default`."""
+
+    def pipeline(self) -> str:
+        parts = []
+        if self.sink:
+            parts.append("sink-invariants")
+        if self.coarsen > 1:
+            extra = " scale-tiles=false" if self.tiles_t else ""
+            parts.append(f"coarsen{{factor={self.coarsen}{extra}}}")
+        if self.unroll is not None:
+            parts.append(f"set-unroll-list{{factors={self.unroll}}}")
+        if self.tail.startswith("stitch"):
+            parts.append(f"default{{max-functions={self.tail[6:]}}}")
+        elif self.tail:
+            parts.append(self.tail)
+        return ",".join(parts)
+
+    def label(self) -> str:
+        parts = []
+        if self.sink:
+            parts.append("sink")
+        if self.coarsen > 1:
+            parts.append(f"coarsen={self.coarsen}" + (" tiles=T" if self.tiles_t else ""))
+        if self.unroll is not None:
+            parts.append(f"unroll={_unroll_list(self.unroll)}")
+        if self.tail.startswith("stitch"):
+            parts.append(f"stitch max-functions={self.tail[6:]}")
+        elif self.tail:
+            parts.append(self.tail)
+        return " ".join(parts) or "as written"
 
 
-def candidates(module: ModuleOp) -> list[tuple[str, str]]:
-    """Round 1: (settings label, pipeline) pairs tried first, deterministic for a
-    kernel: the whole row loop in one block, with scaled tiles and with the T-row tiles
-    kept (`tiles=T`: PyPTO splits the block into tiles that run on several cores), then
-    the smaller coarsen factors, largest first, then the unroll list removed."""
-    out: list[tuple[str, str]] = []
-    trips = _row_trips(module)
-    factors = []
-    k = 2
-    while k < trips:
-        factors.append(k)
-        k *= 2
-    for i, k in enumerate(sorted(factors + ([trips] if trips >= 2 else []), reverse=True)):
-        out.append((f"coarsen={k}", f"coarsen{{factor={k}}}"))
-        if i == 0:
-            out.append((f"coarsen={k} tiles=T", f"coarsen{{factor={k} scale-tiles=false}}"))
-    if _has_unroll_list(module):
-        out.append(("unroll=none", NO_UNROLL))
-    return out
+def _unroll_list(f: int) -> str:
+    out, k = [], f
+    while k >= 1:
+        out.append(k)
+        k //= 2
+    return "[" + ",".join(map(str, out)) + "]"
 
 
-def refinements(module: ModuleOp, best_label: str, best_pipeline: str) -> list[tuple[str, str]]:
-    """Round 2, on round 1's fastest candidate: with the T-row tiles kept (if it is a
-    scaled coarsening), its unroll list removed, stitch with 2 and 4 functions, and
-    `default` on the as-written kernel."""
-    out: list[tuple[str, str]] = []
-    prefix = f"{best_pipeline}," if best_pipeline else ""
-    label = f"{best_label} " if best_pipeline else ""
-    if best_pipeline.startswith("coarsen{") and "scale-tiles" not in best_pipeline:
-        first, _, rest = best_pipeline.partition("}")
-        out.append((f"{best_label} tiles=T", f"{first} scale-tiles=false}}{rest}"))
-    if best_pipeline and NO_UNROLL not in best_pipeline and _has_unroll_list(module):
-        out.append((f"{label}unroll=none", f"{prefix}{NO_UNROLL}"))
-    for n in (2, 4):
-        out.append((f"{label}stitch max-functions={n}", f"{prefix}stitch{{max-functions={n}}}"))
-    out.append(("default", "default"))
-    return out
+UNROLL_FACTORS = (1, 2, 4)
+"""Largest unroll factors tried ([1], [2, 1], [4, 2, 1]): PyPTO 0.2.0 adds HUB tasks
+(several µs) around an unrolled graph of more than two tasks, so the small lists win."""
+
+STEPS = ("unroll", "sink", "coarsen", "unroll", "sink", "tiles", "tail")
+"""The search: one setting at a time, each step's candidates varying that setting of the
+best so far (coordinate descent). `unroll` and `sink` come twice: coarsening changes
+the trip count the unroll list applies to, and sinking pays only once no HUB task
+hides it (the HUB wait is as long as the dependency wait it removes)."""
+
+
+def step_candidates(step: str, base: ModuleOp, best: ModuleOp, cur: Settings) -> list[Settings]:
+    """The candidates of one step of `STEPS`, from the best settings so far `cur` (whose
+    module is `best`), deterministic for a kernel."""
+    if step == "sink":
+        return [] if cur.sink else [replace(cur, sink=True)]
+    if step == "unroll":
+        trips = _loop_trips(best)
+        return [replace(cur, unroll=f) for f in UNROLL_FACTORS if f <= max(trips, 1)]
+    if step == "coarsen":
+        trips = _row_trips(base)
+        factors = []
+        k = 2
+        while k < trips:
+            factors.append(k)
+            k *= 2
+        out = []
+        for i, k in enumerate(sorted(factors + ([trips] if trips >= 2 else []), reverse=True)):
+            out.append(replace(cur, coarsen=k, tiles_t=False))
+            if i == 0:
+                out.append(replace(cur, coarsen=k, tiles_t=True))
+        return out
+    if step == "tiles":
+        return [replace(cur, tiles_t=True)] if cur.coarsen > 1 and not cur.tiles_t else []
+    assert step == "tail", step
+    tails = ["stitch2", "stitch4"] if _has_unroll_list(best) else []
+    return [replace(cur, tail=t) for t in [*tails, "default"]]
 
 
 # --------------------------------------------------------------------------- the judge
@@ -261,6 +330,7 @@ def _same(a: list, b: list) -> bool:
 
 def _progress(done: int, total: int, label: str) -> None:
     width = 24
+    done = min(done, total)
     filled = width * done // max(total, 1)
     bar = "#" * filled + "." * (width - filled)
     print(f"\rtune [{bar}] {done}/{total} {label[:40]:40}", end="", file=sys.stderr, flush=True)
@@ -307,47 +377,45 @@ def tune(
             f"{e}\nnote: the as-written kernel fails on the numpy back end on these inputs, "
             "so no candidate can be checked against it"
         ) from None
-    round1 = candidates(base)[: max(budget, 0)]
-    total = min(budget, len(round1) + 3) + 1
     seen: dict[str, str] = {str(base): "as written"}
-    bar = _Bar(total, progress)
+    bar = _Bar(max(budget, 0) + 1, progress)
     with TemporaryDirectory(prefix="tileir-tune-") as tmp, ThreadPoolExecutor(jobs) as pool:
         folder = Path(tmp)
-        written_f = pool.submit(cost, base, kernel, args, folder)
-        pending = [
-            _Job(label, spec, *_build(base, spec, kernel, inputs, expected, seen))
-            for label, spec in round1
-        ]
-        for job in pending:
-            job.submit(pool, kernel, args, folder)
-        written_r, written_cached = written_f.result()
+        written_r, written_cached = cost(base, kernel, args, folder)
         bar.step("as written")
         if not written_r.ok or written_r.time_us is None:
             bar.close()
-            for job in pending:
-                job.cancel()
             raise CannotCost(
                 f"error: PyPTO 0.2.0 cannot cost kernel {kernel} as written: "
                 f"{_first_error(written_r) if written_r.error else 'no time'}"
             )
         w_us = written_r.time_us
         written = Trial("as written", "", "ok", w_us, written_r.tasks, 1.0, written_cached)
-        trials = [job.trial(w_us, bar, on_trial) for job in pending]
-        best, best_module = _fastest(written, base, trials, pending)
-        left = max(budget, 0) - len(round1)
-        round2 = refinements(base, best.settings, best.pipeline)[: max(left, 0)]
-        jobs2 = [
-            _Job(label, spec, *_build(base, spec, kernel, inputs, expected, seen))
-            for label, spec in round2
-        ]
-        for job in jobs2:
-            job.submit(pool, kernel, args, folder)
-        trials2 = [job.trial(w_us, bar, on_trial) for job in jobs2]
+        cur, best, best_module = Settings(), written, base
+        tried: set[Settings] = {cur}
+        trials: list[Trial] = []
+        left = max(budget, 0)
+        for step in STEPS:
+            batch: list[tuple[Settings, _Job]] = []
+            for cand in step_candidates(step, base, best_module, cur):
+                if left <= 0:
+                    break
+                if cand in tried:
+                    continue
+                tried.add(cand)
+                spec = cand.pipeline()
+                job = _Job(cand.label(), spec, *_build(base, spec, kernel, inputs, expected, seen))
+                if job.module is not None:
+                    left -= 1
+                    job.submit(pool, kernel, args, folder)
+                batch.append((cand, job))
+            for cand, job in batch:
+                t = job.trial(w_us, bar, on_trial)
+                trials.append(t)
+                if t.status == "ok" and t.time_us is not None and t.time_us < best.time_us - 1e-9:  # type: ignore[operator]
+                    cur, best, best_module = cand, t, job.module or base
     bar.close()
-    best, best_module = _fastest(written, base, trials + trials2, pending + jobs2)
-    return TuneResult(
-        kernel, written, trials + trials2, best, best_module, time.perf_counter() - start
-    )
+    return TuneResult(kernel, written, trials, best, best_module, time.perf_counter() - start)
 
 
 def _build(
@@ -364,6 +432,7 @@ def _build(
     if text in seen:
         return None, f"same IR as {seen[text]}"
     try:
+        emit(m)  # the PyPTO emitter refuses what 0.2.0 cannot express (an `if` on cmpi)
         same = _same(_outputs(m, kernel, inputs), expected)
     except Exception as e:  # noqa: BLE001
         return None, f"rejected: {str(e).splitlines()[0][:80]}"
@@ -415,17 +484,6 @@ class _Job:
         return t
 
 
-def _fastest(
-    written: Trial, base: ModuleOp, trials: list[Trial], jobs: list[_Job]
-) -> tuple[Trial, ModuleOp]:
-    """The strictly fastest trial (the first of equals; as written if none is faster)."""
-    best, module = written, base
-    for t, job in zip(trials, jobs, strict=True):
-        if t.status == "ok" and t.time_us is not None and t.time_us < best.time_us - 1e-9:  # type: ignore[operator]
-            best, module = t, job.module or base
-    return best, module
-
-
 def cost_lines(module: ModuleOp) -> str:
     """One line per kernel of `module`: its cost-model time, or why there is none
     (`tileir-opt --cost`)."""
@@ -460,10 +518,12 @@ __all__ = [
     "Trial",
     "TuneResult",
     "cache_dir",
-    "candidates",
+    "STEPS",
+    "Settings",
     "cost",
     "cost_lines",
     "kernel_args",
+    "step_candidates",
     "tune",
     "tuned_source",
 ]
