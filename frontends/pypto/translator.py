@@ -1856,6 +1856,12 @@ class Translator:
         if len(path) == 1 and path[0] in _SCALAR_FUNCS:
             return self.scalar_func(path[0], args, kwargs, node)
         name = path[-1] if path else "pypto"
+        maker = bindings.VALUES.get(".".join(path))
+        if maker is not None:  # `pypto.Element(...)`: a Python value, no op
+            try:
+                return maker(*(self.resolve(a, node) for a in args), **kwargs)
+            except TypeError as e:
+                self.fail(node, f"{ref.dotted}(): {e}")
         binding = bindings.BY_PYPTO.get(".".join(path))
         if binding is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")

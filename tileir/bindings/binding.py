@@ -95,3 +95,8 @@ def alias(binding: Binding) -> None:
     if binding.pypto in BY_PYPTO or binding.op not in BY_OP:
         raise ValueError(f"alias pypto.{binding.pypto}: name taken or {binding.op.name} unbound")
     BY_PYPTO[binding.pypto] = binding
+
+
+VALUES: dict[str, Callable[..., Any]] = {}
+"""PyPTO functions that make a plain Python value of the kernel, no op (`Element`): the
+frontend calls them at translation time, inside a kernel and in module-level code."""

@@ -39,6 +39,8 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DictionaryAttr,
+    Float64Type,
+    FloatAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -47,6 +49,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    f64,
     i1,
     i64,
 )
@@ -2138,6 +2141,318 @@ class StitchOp(IRDLOperation):
                 )
 
 
+# ---- ops added by the ops branch (JIT frontend) ----
+
+
+@irdl_op_definition
+class CloneOp(UnaryOp):
+    """`pypto.clone(x)` / `x.clone()`: a copy of the tile in new memory (in the IR, where
+    tiles are values, the same value; it stays an op so that the copy PyPTO makes is
+    written back)."""
+
+    name = "pto.clone"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = ANY_KIND
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """`pypto.silu(x)` = x * sigmoid(x) (newer PyPTO; the `-t pypto` writer gives 0.2.0 a
+    helper)."""
+
+    name = "pto.silu"
+
+
+def _check_index_type(op: Operation, t: Attribute, allowed: Sequence[str], what: str) -> None:
+    row = BY_MLIR.get(_elem(t))
+    if row is None or row.short not in allowed:
+        raise VerifyException(
+            f"'{op.name}' {what} has element type {_elem(t)}; it must be one of {', '.join(allowed)}"
+        )
+
+
+LOGICAL_NOT_ELEMENTS = ("f32", "f16", "bf16", "i1", "i8", "i16", "i32")
+"""The element types `pypto.logical_not` takes (its docs; 0.2.0 lacks the integer
+path, see the binding)."""
+
+
+@irdl_op_definition
+class LogicalNotOp(TileToTileOp):
+    """`pypto.logical_not(x)`: `x == 0` elementwise, an i1 tile of x's shape."""
+
+    name = "pto.logical_not"
+    SAME_ELEMENT: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _check_index_type(self, self.input.type, LOGICAL_NOT_ELEMENTS, "operand")
+        if _elem(self.result.type) != i1:
+            raise VerifyException(
+                f"'pto.logical_not' result has element type {_elem(self.result.type)}; it must be i1"
+            )
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+
+
+FILLPAD_VALUES: dict[str, float] = {"0.0": 0.0, "inf": float("inf"), "-inf": float("-inf")}
+"""The fill values `pypto.fillpad` supports (its docs: only 0.0, inf and -inf), by the
+spelling the IR keeps."""
+
+
+@irdl_op_definition
+class FillpadOp(TileToTileOp):
+    """`pypto.fillpad(x, "constant", value)`: the tile with everything outside its valid
+    shape set to `value` ("0.0", "inf" or "-inf"); the result is fully valid and has x's
+    type."""
+
+    name = "pto.fillpad"
+    value = prop_def(StringAttr)
+    assembly_format = "$input `value` $value attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, value: str):
+        super().__init__(
+            operands=[input],
+            properties={"value": StringAttr(value)},
+            result_types=[SSAValue.get(input).type],
+        )
+
+    @property
+    def fill(self) -> float:
+        return FILLPAD_VALUES[self.value.data]
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_element_type(self, self.input.type, "operand")
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+        v = self.value.data
+        if v not in FILLPAD_VALUES:
+            raise VerifyException(
+                f"'pto.fillpad' value {v!r} is not supported (PyPTO fills with "
+                f"{', '.join(FILLPAD_VALUES)})"
+            )
+        row = BY_MLIR.get(_elem(self.input.type))
+        if row is not None and row.kind != "float" and v != "0.0":
+            raise VerifyException(
+                f"'pto.fillpad' cannot fill a {_elem(self.input.type)} tile with {v}; use 0.0"
+            )
+
+
+ARANGE_ELEMENTS = ("i32", "i64", "f32")
+"""PyPTO's `arange` types: int32 for int bounds (int64 past int32's range), fp32 when
+any bound is a float."""
+
+
+@irdl_op_definition
+class ArangeOp(TileOp):
+    """`pypto.arange(start, end, step)`: the 1-D tile `start + i * step` for i in
+    0..ceil((end - start) / step) - 1. The bounds are Python numbers of the kernel."""
+
+    name = "pto.arange"
+    start = prop_def(FloatAttr[Float64Type])
+    end = prop_def(FloatAttr[Float64Type])
+    step = prop_def(FloatAttr[Float64Type])
+    result = result_def(TensorType)
+    assembly_format = "$start `to` $end `step` $step attr-dict `:` type($result)"
+
+    def __init__(self, start: float, end: float, step: float, result_type: TensorType):
+        super().__init__(
+            properties={
+                "start": FloatAttr(float(start), f64),
+                "end": FloatAttr(float(end), f64),
+                "step": FloatAttr(float(step), f64),
+            },
+            result_types=[result_type],
+        )
+
+    @property
+    def bounds(self) -> tuple[float, float, float]:
+        return (self.start.value.data, self.end.value.data, self.step.value.data)
+
+    def verify_(self) -> None:
+        elem = _elem(self.result.type)
+        row = BY_MLIR.get(elem)
+        if row is None or row.short not in ARANGE_ELEMENTS:
+            raise VerifyException(
+                f"'pto.arange' result has element type {elem}; PyPTO's arange gives "
+                f"{', '.join(ARANGE_ELEMENTS)}"
+            )
+        start, end, step = self.bounds
+        if row.kind == "int" and not all(float(v).is_integer() for v in (start, end, step)):
+            raise VerifyException(
+                f"'pto.arange' with an integer result needs integer bounds, got "
+                f"{start}, {end}, {step}"
+            )
+        n = _rule(self, shapes.arange_length, start, end, step)
+        _expect_result(self, _shape(self.result.type), (n,))
+
+
+SCATTER_UPDATE_ELEMENTS = ("f32", "f16", "bf16", "i32", "i16")
+"""The element types `pypto.scatter_update` takes for input and src (its docs)."""
+
+
+@irdl_op_definition
+class ScatterUpdateOp(TileOp):
+    """`pypto.scatter_update(input, -2, index, src)`: the paged KV-cache write. Rows
+    of the input (its first two dims taken as one for a 4-D `[NB, BS, 1, d]` input) are
+    replaced: row `index[i, j]` gets src row `i * s + j` (2-D src `[b*s, d]`) or
+    `src[i, j]` (4-D src `[b, s, 1, d]`). PyPTO updates the input in place and
+    returns it; here the result is the updated tile, of the input's type."""
+
+    name = "pto.scatter_update"
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    src = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `[` $index `]` `,` $src attr-dict `:` type($input) `[` type($index) `]` `,`"
+        " type($src) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        index: SSAValue | Operation,
+        src: SSAValue | Operation,
+    ):
+        super().__init__(operands=[input, index, src], result_types=[SSAValue.get(input).type])
+
+    def verify_(self) -> None:
+        _check_index_type(self, self.input.type, SCATTER_UPDATE_ELEMENTS, "input")
+        _same_elem(self, self.input.type, self.src.type)
+        _same_elem(self, self.input.type, self.result.type)
+        _check_index_type(self, self.index.type, ("i16", "i32", "i64"), "index")
+        _rule(
+            self,
+            shapes.scatter_update,
+            _shape(self.input.type),
+            _shape(self.index.type),
+            _shape(self.src.type),
+        )
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+
+
+SCATTER_REDUCE = ("none", "add", "multiply")
+"""`pypto.scatter(..., reduce=)`: None, 'add' or 'multiply'."""
+
+
+@irdl_op_definition
+class ScatterOp(TileOp):
+    """`pypto.scatter(input, dim, index, src, reduce=)` (and the in-place `scatter_`):
+    torch.scatter. For every position p of the index, the result at p with dim `dim`
+    replaced by `index[p]` is `src[p]` (a tile no smaller than the index) or the scalar
+    `src`; `reduce` adds or multiplies instead of writing."""
+
+    name = "pto.scatter"
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    src = operand_def(TileOrScalar)
+    dim = prop_def(IntegerAttr[I64])
+    reduce = prop_def(StringAttr, default_value=StringAttr("none"))
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `,` $dim `,` $index `,` $src (`reduce` $reduce^)? attr-dict `:` type($input)"
+        " `,` type($index) `,` type($src) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        dim: int,
+        index: SSAValue | Operation,
+        src: SSAValue | Operation,
+        reduce: str = "none",
+    ):
+        super().__init__(
+            operands=[input, index, src],
+            properties={"dim": IntegerAttr(dim, i64), "reduce": StringAttr(reduce)},
+            result_types=[SSAValue.get(input).type],
+        )
+
+    def verify_(self) -> None:
+        _check_element_type(self, self.input.type, "input")
+        _check_kind(self, self.input.type, NUMERIC, "input")
+        _same_elem(self, self.input.type, self.result.type)
+        _check_index_type(self, self.index.type, ("i32", "i64"), "index")
+        if self.reduce.data not in SCATTER_REDUCE:
+            raise VerifyException(
+                f"'pto.scatter' reduce {self.reduce.data!r} is not one of {list(SCATTER_REDUCE)}"
+            )
+        src = self.src.type
+        if isinstance(src, TensorType):
+            _same_elem(self, self.input.type, src)
+        else:
+            _check_scalar(self, src, _elem(self.input.type))
+        _rule(
+            self,
+            shapes.scatter,
+            _shape(self.input.type),
+            _shape(self.index.type),
+            _shape(src) if isinstance(src, TensorType) else None,
+            self.dim.value.data,
+        )
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+
+
+@irdl_op_definition
+class IndexPutOp(TileOp):
+    """`pypto.index_put_(input, (i0, ..., ik), values, accumulate)`: the input with
+    `input[i0[n], ..., ik[n], ...] = values[n, ...]` (or `+=` with `accumulate`). PyPTO
+    updates the input in place; here the result is the updated tile."""
+
+    name = "pto.index_put"
+    input = operand_def(TensorType)
+    indices = var_operand_def(TensorType)
+    values = operand_def(TensorType)
+    accumulate = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `[` $indices `]` `,` $values (`accumulate` $accumulate^)? attr-dict `:`"
+        " type($input) `[` type($indices) `]` `,` type($values) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        indices: Sequence[SSAValue | Operation],
+        values: SSAValue | Operation,
+        accumulate: bool = False,
+    ):
+        super().__init__(
+            operands=[input, list(indices), values],
+            properties={"accumulate": UnitAttr() if accumulate else None},
+            result_types=[SSAValue.get(input).type],
+        )
+
+    def verify_(self) -> None:
+        _check_element_type(self, self.input.type, "input")
+        _check_kind(self, self.input.type, NUMERIC, "input")
+        _same_elem(self, self.input.type, self.values.type)
+        _same_elem(self, self.input.type, self.result.type)
+        for i in self.indices:
+            _check_index_type(self, i.type, ("i32", "i64"), "index")
+        _rule(
+            self,
+            shapes.index_put,
+            _shape(self.input.type),
+            [_shape(i.type) for i in self.indices],
+            _shape(self.values.type),
+        )
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+
+
+OPS_BRANCH_OPS = (
+    CloneOp,
+    SiluOp,
+    LogicalNotOp,
+    FillpadOp,
+    ArangeOp,
+    ScatterUpdateOp,
+    ScatterOp,
+    IndexPutOp,
+)
+
+
 PTO = Dialect(
     "pto",
     [
@@ -2197,5 +2512,6 @@ PTO = Dialect(
         StageOp,
         TransferOp,
         StitchOp,
+        *OPS_BRANCH_OPS,
     ],
 )

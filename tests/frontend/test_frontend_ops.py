@@ -1,0 +1,184 @@
+"""The Gym-style kernels of the ops the JIT frontend added (`data/jit/jit_ops.py`:
+scatter_update, scatter / scatter_, index_put_, clone, Element, fillpad, arange,
+logical_not, silu) against numpy goldens written here (Python loops over rows, not
+tileir's semantics): on tileir's numpy back end, and (marker `pypto`) on the real pypto
+0.2.0, as written and as tileir's `-t pypto` writes them back. silu runs on the real
+pypto only as emitted (0.2.0 has no `pypto.silu`: the writer's helper stands in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frontends.pypto import load_file
+from tileir.backends.numpy import run
+from tileir.backends.pypto import emit
+from tileir.backends.pypto.harness import ArgSpec, element_type, run_kernel
+
+KERNELS = Path(__file__).parent / "data" / "jit" / "jit_ops.py"
+RNG = np.random.default_rng(21)
+
+
+def _source(source: str, name: str, args: dict, tmp_path: Path) -> Path:
+    if source == "as written":
+        return KERNELS
+    path = tmp_path / f"{name}_emitted.py"
+    path.write_text(emit(load_file(KERNELS, name, args=args)))
+    return path
+
+
+def _kv_case():
+    kv = RNG.standard_normal((8, 1, 1, 16)).astype(np.float32)
+    slots = RNG.permutation(12)[:8].reshape(8, 1).astype(np.int64)
+    cache = RNG.standard_normal((3, 4, 1, 16)).astype(np.float32)
+    golden = cache.copy()
+    for t in range(8):
+        block, offset = divmod(int(slots[t, 0]), 4)
+        golden[block, offset, 0, :] = kv[t, 0, 0, :]
+    args = [
+        ArgSpec("kv", kv.shape, "f32"),
+        ArgSpec("slots", slots.shape, "i64"),
+        ArgSpec("cache", cache.shape, "f32"),
+    ]
+    return {"kv": kv, "slots": slots, "cache": cache}, args, {"cache": golden}
+
+
+def _table_case():
+    table = RNG.standard_normal((8, 16)).astype(np.float32)
+    index = np.array([[6, 2], [0, 5]], dtype=np.int64)
+    rows = RNG.standard_normal((4, 16)).astype(np.float32)
+    golden = table.copy()
+    for i in range(2):
+        for j in range(2):
+            golden[index[i, j]] = rows[i * 2 + j]
+    args = [
+        ArgSpec("table", table.shape, "f32"),
+        ArgSpec("index", index.shape, "i64"),
+        ArgSpec("rows", rows.shape, "f32"),
+        ArgSpec("out", table.shape, "f32"),
+    ]
+    return {"table": table, "index": index, "rows": rows}, args, {"out": golden}
+
+
+def _masked_max_case():
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    golden = np.array([[max(x[r, :5]) + 0.5] for r in range(4)], dtype=np.float32)
+    args = [ArgSpec("x", x.shape, "f32"), ArgSpec("out", (4, 1), "f32")]
+    return {"x": x}, args, {"out": golden}
+
+
+def _clone_case():
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    args = [ArgSpec("x", x.shape, "f32"), ArgSpec("out", x.shape, "f32")]
+    return {"x": x}, args, {"out": x * 3}
+
+
+def _ramp_case():
+    args = [ArgSpec("ints", (16,), "i32"), ArgSpec("halves", (6,), "f32")]
+    golden = {
+        "ints": np.array(list(range(3, 35, 2)), dtype=np.int32),
+        "halves": np.array([1.0, 1.5, 2.0, 2.5, 3.0, 3.5], dtype=np.float32),
+    }
+    return {}, args, golden
+
+
+def _zeros_case():
+    x = (RNG.integers(0, 2, (4, 16)) * RNG.standard_normal((4, 16))).astype(np.float32)
+    golden = np.array([[1.0 if v == 0 else v for v in row] for row in x], dtype=np.float32)
+    args = [ArgSpec("x", x.shape, "f32"), ArgSpec("out", x.shape, "f32")]
+    return {"x": x}, args, {"out": golden}
+
+
+def _silu_case():
+    gate = RNG.standard_normal((10, 16)).astype(np.float32)
+    up = RNG.standard_normal((10, 16)).astype(np.float32)
+    g = gate.astype(np.float64)
+    golden = (g / (1 + np.exp(-g)) * up).astype(np.float32)
+    args = [ArgSpec(n, gate.shape, "f32") for n in ("gate", "up", "out")]
+    return {"gate": gate, "up": up}, args, {"out": golden}
+
+
+def _subtract_case():
+    target = RNG.standard_normal((8, 16)).astype(np.float32)
+    rows = np.array([1, 6, 3], dtype=np.int32)
+    updates = RNG.standard_normal((3, 16)).astype(np.float32)
+    golden = target.copy()
+    for k, r in enumerate(rows):
+        golden[r] -= updates[k]
+    args = [
+        ArgSpec("target", target.shape, "f32"),
+        ArgSpec("rows", rows.shape, "i32"),
+        ArgSpec("updates", updates.shape, "f32"),
+    ]
+    return {"target": target, "rows": rows, "updates": updates}, args, {"target": golden}
+
+
+def _one_hot_case():
+    index = np.array([[0, 3], [5, 1], [7, 2]], dtype=np.int64)
+    bonus = RNG.standard_normal((3, 2)).astype(np.float32)
+    golden = np.zeros((3, 8), dtype=np.float32)
+    for i in range(3):
+        for j in range(2):
+            golden[i, index[i, j]] = 1.0
+    for i in range(3):
+        for j in range(2):
+            golden[i, index[i, j]] += bonus[i, j]
+    args = [
+        ArgSpec("index", index.shape, "i64"),
+        ArgSpec("bonus", bonus.shape, "f32"),
+        ArgSpec("out", (3, 8), "f32"),
+    ]
+    return {"index": index, "bonus": bonus}, args, {"out": golden}
+
+
+CASES = {
+    "kv_cache_write": _kv_case,
+    "table_rows": _table_case,
+    "masked_row_max": _masked_max_case,
+    "clone_twice": _clone_case,
+    "ramp": _ramp_case,
+    "zeros_to_ones": _zeros_case,
+    "silu_gate": _silu_case,
+    "subtract_rows": _subtract_case,
+    "one_hot_plus": _one_hot_case,
+}
+SCALARS = {"masked_row_max": {"width": 5}}
+
+
+def _call(name: str) -> tuple[dict, list[ArgSpec], dict, dict]:
+    inputs, args, golden = CASES[name]()
+    call = {
+        a.name: inputs.get(a.name, np.zeros(a.shape, element_type(a.dtype).numpy)) for a in args
+    }
+    return inputs, args, golden, call
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jit_op_kernels_on_the_numpy_back_end(name: str) -> None:
+    inputs, args, golden, call = _call(name)
+    module = load_file(KERNELS, name, args={**call, **SCALARS.get(name, {})})
+    arrays = {a.name: np.array(call[a.name], dtype=element_type(a.dtype).numpy) for a in args}
+    out = run(module, arrays, name)
+    for k, want in golden.items():
+        np.testing.assert_allclose(out[k], want, rtol=1e-6, atol=1e-6, err_msg=k)
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("source", ["as written", "emitted"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jit_op_kernels_on_real_pypto(name: str, source: str, tmp_path: Path) -> None:
+    if name == "silu_gate" and source == "as written":
+        pytest.skip("pypto 0.2.0 has no pypto.silu; the emitted helper is what runs")
+    inputs, args, golden, call = _call(name)
+    scalars = SCALARS.get(name)
+    if source == "emitted":
+        call.update(scalars or {})
+        scalars = None
+    path = _source(source, name, call, tmp_path)
+    out = run_kernel(
+        path, name, args, inputs, outputs=sorted(golden), scalars=scalars, workdir=tmp_path / "w"
+    )
+    for k, want in golden.items():
+        np.testing.assert_allclose(out[k], want, rtol=1e-5, atol=1e-6, err_msg=k)
