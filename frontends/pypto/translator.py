@@ -347,6 +347,9 @@ class Translator:
         self.workspace_count = 0
         self.open_blocks: list[Block] = []
         self.current: ast.AST | None = None
+        self.statement: ast.stmt | None = None
+        """The statement being run (a binding's reader asks whether its call's value is
+        dropped: `x.scatter_(...)` on its own line)."""
         """The node being translated, for the location of an unexpected failure."""
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
         self.call_hint = ""
@@ -804,7 +807,11 @@ class Translator:
             self.fail(
                 stmt, f"`{type(stmt).__name__.lower()}` statements are not supported in kernels"
             )
-        method(stmt, scope)
+        outer, self.statement = self.statement, stmt
+        try:
+            method(stmt, scope)
+        finally:
+            self.statement = outer
 
     def stmt_Expr(self, stmt: ast.Expr, scope: Scope) -> None:
         if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):

@@ -182,3 +182,61 @@ def test_jit_op_kernels_on_real_pypto(name: str, source: str, tmp_path: Path) ->
     )
     for k, want in golden.items():
         np.testing.assert_allclose(out[k], want, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+ERRORS_HEADER = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    x: pypto.Tensor([8, 16], pypto.DT_FP32),
+    i: pypto.Tensor([2, 16], pypto.DT_INT64),
+    out: pypto.Tensor([8, 16], pypto.DT_FP32),
+):
+    t = pypto.view(x, [8, 16], [0, 0])
+    j = pypto.view(i, [2, 16], [0, 0])
+"""
+
+ERRORS = [
+    ("t.scatter_(0, j, 1.0)\n", "pypto.scatter_ updates a computed tile in place"),
+    ("pypto.index_put_(t, (j,), t)\n", "index tensors must be 1-D"),
+    (
+        'out[:] = pypto.fillpad(t, "constant", 1.0)\n',
+        "pypto.fillpad value must be 0.0, inf or -inf",
+    ),
+    ('out[:] = pypto.fillpad(t, "reflect")\n', "supports only mode 'constant'"),
+    ("r = pypto.arange(4, 0)\n", "empty or runs the wrong way"),
+    ("r = pypto.scatter(t, 2, j, 1.0)\n", "dim 2 is out of range"),
+    ("r = pypto.scatter_update(t, 1, j, t)\n", "supports only dim=-2"),
+    (
+        "r = pypto.full([8, 16], pypto.Element(pypto.DT_INT32, 0.5), pypto.DT_INT32)\n",
+        "needs an integer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "message"), ERRORS, ids=[m for _, m in ERRORS])
+def test_jit_op_misuse_is_a_located_error(line: str, message: str) -> None:
+    from frontends.pypto import load_source
+    from tileir.diagnostics import TileirError
+
+    with pytest.raises(TileirError) as e:
+        load_source(ERRORS_HEADER + "    " + line, "bad.py")
+    text = str(e.value)
+    assert text.startswith("bad.py:12:"), text
+    assert message in text, text
+
+
+def test_element_values_read_as_pypto_does() -> None:
+    from frontends.pypto import load_source
+
+    source = ERRORS_HEADER + (
+        "    e = pypto.Element(pypto.DT_BF16, 1.00390625)\n"
+        "    assert e.dtype == pypto.DT_BF16 and e.value == 1.0\n"
+        "    out[:] = pypto.add(t, e)\n"
+    )
+    module = load_source(source, "element.py")
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    out = run(module, {"x": x, "i": np.zeros((2, 16), np.int64), "out": np.zeros_like(x)}, "k")
+    np.testing.assert_array_equal(out["out"], x + 1)

@@ -47,7 +47,7 @@ INDEX_PUT = Helper(
 
 def _discarded(fe: Any, node: ast.AST) -> bool:
     """The call is a statement of its own (`x.scatter_(...)`): its value is dropped."""
-    stmt = getattr(fe, "current", None)
+    stmt = fe.statement
     return isinstance(stmt, ast.Expr) and stmt.value is node
 
 
