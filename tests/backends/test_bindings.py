@@ -92,6 +92,7 @@ EXAMPLES: dict[str, str] = {
         "pypto.set_pass_options(sg_set_scope=2, vec_nbuffer_setting={0: 2})\nr = pypto.exp(x)"
     ),
     "clone": "r = pypto.exp(x).clone()",
+    "deinterleave": "v, i = pypto.deinterleave(x)\nkeep(v)\nkeep(i)\na, b = pypto.deinterleave(x, y)",
     "silu": "r = pypto.silu(x)",
     "logical_not": "r = pypto.logical_not(x)",
     "fillpad": (

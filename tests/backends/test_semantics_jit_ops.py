@@ -182,3 +182,13 @@ def test_silu_matches_torch_and_clone_copies() -> None:
     np.testing.assert_array_equal(S.silu(x), ref)
     c = S.clone(x)
     assert c is not x and np.array_equal(c, x)
+
+
+def test_deinterleave_doc_examples() -> None:
+    x = np.array([[0, 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]], np.float32)
+    even, odd = S.deinterleave(x)
+    assert even.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert odd.tolist() == [[10, 11, 12, 13], [14, 15, 16, 17]]
+    even, odd = S.deinterleave(x[:, :4], x[:, 4:])
+    assert even.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert odd.tolist() == [[10, 11, 12, 13], [14, 15, 16, 17]]

@@ -563,6 +563,22 @@ def jit_ops(draw: st.DrawFn) -> Case:
             f"{ty('tensor', index_shape, index_dtype)}, {src_t} -> {t}"
         )
         c.results.append(("%r", shape, dtype))
+    elif kind == "deinterleave":
+        shape = (*shape[:-1], maybe(draw, 2 * shape[-1], [2 * shape[-1] + 1]))
+        x = c.tile(shape, dtype)
+        t = ty("tensor", shape, dtype)
+        if draw(st.booleans()):
+            y = c.tile(shape, dtype)
+            out = shape
+            c.lines.append(
+                f"%e, %o = pto.deinterleave {x}, {y} : {t}, {t} -> {ty('tensor', out, dtype)}, {ty('tensor', out, dtype)}"
+            )
+        else:
+            out = (*shape[:-1], shape[-1] // 2)
+            c.lines.append(
+                f"%e, %o = pto.deinterleave {x} : {t} -> {ty('tensor', out, dtype)}, {ty('tensor', out, dtype)}"
+            )
+        c.results += [("%e", out, dtype), ("%o", out, dtype)]
     else:
         x = c.tile(shape, dtype)
         k = draw(st.integers(1, len(shape)))

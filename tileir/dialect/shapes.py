@@ -392,3 +392,14 @@ def arange_length(start: float, end: float, step: float) -> int:
     if n <= 0:
         raise ShapeError(f"range [{start}, {end}) with step {step} is empty or runs the wrong way")
     return n
+
+
+def deinterleave(shape: Sequence[int], two_inputs: bool) -> Shape:
+    """Both results: the input's shape with two inputs, else the last dim halved (it
+    must be even)."""
+    last = shape[-1]
+    if last != DYNAMIC_INDEX and last % 2:
+        raise ShapeError(f"last dim of {fmt(shape)} must be even")
+    if two_inputs:
+        return tuple(shape)
+    return (*shape[:-1], last // 2 if last != DYNAMIC_INDEX else DYNAMIC_INDEX)

@@ -42,7 +42,12 @@ pto.kernel @scatter_and_friends(%x: memref<4x8xf32>, %ix: memref<4x3xi64>, %out:
   // CHECK: pto.arange 1.000000e+00 to 4.000000e+00 step 5.000000e-01 : tensor<6xf32>
   %k = pto.arange 3.000000e+00 to 3.500000e+01 step 2.000000e+00 : tensor<16xi32>
   // CHECK: pto.arange 3.000000e+00 to 3.500000e+01 step 2.000000e+00 : tensor<16xi32>
+  %e, %o = pto.deinterleave %g : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  // CHECK: pto.deinterleave %{{.*}} : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  %e2, %o2 = pto.deinterleave %e, %o : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  // CHECK: pto.deinterleave %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
   pto.assemble %g into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>
+  pto.assemble %e2 into %out[0, 0] : tensor<4x4xf32>, memref<4x8xf32>
   pto.assemble %n into %flags[0, 0] : tensor<4x8xi1>, memref<4x8xi1>
   pto.assemble %h into %ramp[0] : tensor<6xf32>, memref<6xf32>
   pto.assemble %k into %ints[0] : tensor<16xi32>, memref<16xi32>

@@ -1448,3 +1448,12 @@ def index_put(
         at = tuple(int(i[k]) for i in idx)
         out[at] = (out[at].astype(wide) + vals[k].astype(wide)).astype(out.dtype)
     return out
+
+
+def deinterleave(x: np.ndarray, other: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """`pypto.deinterleave(x, other=None)`: the elements at even and at odd positions of
+    the last dim of x, or of the stream `concat([x, other], -1)` (its docs)."""
+    stream = x if other is None else np.concatenate([x, other], axis=-1)
+    if stream.shape[-1] % 2:
+        raise SemanticsError(f"deinterleave: last dim of {list(stream.shape)} must be even")
+    return np.ascontiguousarray(stream[..., 0::2]), np.ascontiguousarray(stream[..., 1::2])

@@ -119,3 +119,20 @@ def one_hot_plus(
     hot = pypto.full([n, classes], 0.0, pypto.DT_FP32)
     hot = hot.scatter_(1, index, 1.0)
     out[:] = pypto.scatter(hot, 1, index, bonus, reduce="add")
+
+
+@pypto.frontend.jit(runtime_options=RUN)
+def split_pairs(
+    pairs: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP32),
+    flags: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_INT32),
+    re: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP32),
+    im: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP32),
+):
+    rows, cols = pairs.shape
+    pypto.set_vec_tile_shapes(rows, cols)
+    x = pypto.view(pairs, [rows, cols], [0, 0])
+    z = pypto.logical_not(pypto.view(flags, [rows, cols // 2], [0, 0]))
+    even, odd = pypto.deinterleave(x)
+    pypto.set_vec_tile_shapes(rows, cols // 2)
+    re[:] = pypto.where(z, 0.0, even)
+    im[:] = odd
