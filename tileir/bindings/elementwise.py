@@ -330,7 +330,8 @@ register(
 # - `tileir_silu(x)`: PyPTO 0.2.0 has no `pypto.silu`; x / (1 + exp(-x)) (no ones tensor
 #   of the tile's shape, so tail tiles work as for `tileir_sigmoid`).
 # - `tileir_logical_not(x)` for an integer tile: 0.2.0's `logical_not` has no integer
-#   path ("Unsurpported Dtype DT_INT32"); `eq(x, 0)` is the same by its definition.
+#   path ("Unsurpported Dtype DT_INT32"); `x == 0` is the same by its definition (the zero
+#   an `Element`: 0.2.0's `eq` takes no Python int).
 
 SILU = Helper(
     "tileir_silu",
@@ -345,7 +346,7 @@ LOGICAL_NOT = Helper(
     (
         "def tileir_logical_not(x):",
         '    """logical_not of an integer tile: x == 0 (PyPTO 0.2.0 has no integer path)."""',
-        "    return pypto.eq(x, 0)",
+        "    return pypto.eq(x, pypto.Element(x.dtype, 0))",
     ),
 )
 
