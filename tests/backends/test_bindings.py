@@ -99,6 +99,8 @@ EXAMPLES: dict[str, str] = {
         't = pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 5])\nr = pypto.fillpad(t, "constant", "-inf")'
     ),
     "arange": "r = pypto.arange(1.0, 4.0, 0.5)",
+    "zeros": "r = pypto.zeros([4, 8], dtype=pypto.DT_INT32)",
+    "ones": "r = pypto.ones(4, 8)",
     "scatter_update": (
         "i = pypto.view(idx, [2, 1], [0, 0])\nu = pypto.view(y, [2, 8], [0, 0])\n"
         "r = pypto.scatter_update(x, -2, i, u)"

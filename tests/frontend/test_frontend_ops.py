@@ -1,9 +1,10 @@
 """The Gym-style kernels of the ops the JIT frontend added (`data/jit/jit_ops.py`:
-scatter_update, scatter / scatter_, index_put_, clone, Element, fillpad, arange,
-logical_not, silu) against numpy goldens written here (Python loops over rows, not
-tileir's semantics): on tileir's numpy back end, and (marker `pypto`) on the real pypto
-0.2.0, as written and as tileir's `-t pypto` writes them back. silu runs on the real
-pypto only as emitted (0.2.0 has no `pypto.silu`: the writer's helper stands in)."""
+scatter_update, scatter / scatter_, index_put_, clone, Element, fillpad, arange, zeros,
+logical_not, silu, deinterleave) against numpy goldens written here (Python loops over
+rows, not tileir's semantics): on tileir's numpy back end, and (marker `pypto`) on the
+real pypto 0.2.0, as written and as tileir's `-t pypto` writes them back. silu,
+deinterleave and integer logical_not run on the real pypto only as emitted (0.2.0 lacks
+them: the writer's helpers stand in)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tiles from numbers: `pypto.arange`, `pypto.fillpad`, and `pypto.Element`, the typed
+"""Tiles from numbers: `pypto.arange`, `pypto.fillpad`, `pypto.zeros` / `ones` (the
+`pto.full` of 0 / 1, written back as `pypto.full`), and `pypto.Element`, the typed
 scalar PyPTO passes where a number goes (a fill value, a scalar operand).
 
 `Element(dtype, value)` makes no op: it is a Python number of the kernel, rounded to its
@@ -19,13 +20,15 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from tileir.backends.numpy import interpreter as rules
-from tileir.bindings.binding import VALUES, Binding, register
+from tileir.bindings import elementwise  # noqa: F401 (registers pypto.full, which zeros / ones alias)
+from tileir.bindings.binding import BY_OP, BY_PYPTO, VALUES, Binding, alias, register
 from tileir.bindings.reading import is_number
 from tileir.dialect import dtypes, pto, shapes
 
 
 def _sig_arange(*args): ...
 def _sig_fillpad(input, mode="constant", value=0.0): ...
+def _sig_zeros(*size, dtype=None): ...
 
 
 # --------------------------------------------------------------------------- Element
@@ -155,3 +158,36 @@ register(
         "fillpad",
     ),
 )
+
+
+# --------------------------------------------------------------------------- zeros / ones
+
+
+def _filled(value: int) -> Any:
+    """`pypto.zeros(*size, dtype=DT_FP32)` / `ones`: PyPTO's own definition, `Full` of
+    `Element(dtype, value)`."""
+
+    def read(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+        size = list(b["size"])
+        if len(size) == 1 and isinstance(size[0], list | tuple):
+            size = list(size[0])
+        elem = dtypes.BY_PYPTO["DT_FP32"] if b["dtype"] is None else fe.dtype(b["dtype"], node)
+        fill = bool(value) if elem.kind == "bool" else value
+        full = {"size": size, "fill_value": fill, "dtype": elem, "valid_shape": None}
+        return BY_PYPTO["full"].read(fe, full, node)
+
+    return read
+
+
+for _name, _value in (("zeros", 0), ("ones", 1)):
+    alias(
+        Binding(
+            _name,
+            pto.FullOp,
+            _sig_zeros,
+            _filled(_value),
+            BY_OP[pto.FullOp].write,
+            rules.full_rule,
+            "full",
+        )
+    )

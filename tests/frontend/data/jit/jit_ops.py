@@ -116,7 +116,7 @@ def one_hot_plus(
     n, picks = index.shape
     classes = out.shape[1]
     pypto.set_vec_tile_shapes(n, classes)
-    hot = pypto.full([n, classes], 0.0, pypto.DT_FP32)
+    hot = pypto.zeros([n, classes], dtype=pypto.DT_FP32)
     hot = hot.scatter_(1, index, 1.0)
     out[:] = pypto.scatter(hot, 1, index, bonus, reduce="add")
 
