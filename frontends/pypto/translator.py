@@ -1869,7 +1869,7 @@ class Translator:
                 return maker(*(self.resolve(a, node) for a in args), **kwargs)
             except TypeError as e:
                 self.fail(node, f"{ref.dotted}(): {e}")
-        binding = bindings.BY_PYPTO.get(".".join(path))
+        binding = bindings.BY_PYPTO.get(".".join(path)) or bindings.COMPOSITES.get(".".join(path))
         if binding is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")
         if self.builder is None:

@@ -1,6 +1,6 @@
 """The Gym-style kernels of the ops the JIT frontend added (`data/jit/jit_ops.py`:
 scatter_update, scatter / scatter_, index_put_, clone, Element, fillpad, arange, zeros,
-logical_not, silu, deinterleave) against numpy goldens written here (Python loops over
+logical_not, silu, deinterleave, rms_norm) against numpy goldens written here (Python loops over
 rows, not tileir's semantics): on tileir's numpy back end, and (marker `pypto`) on the
 real pypto 0.2.0, as written and as tileir's `-t pypto` writes them back. silu,
 deinterleave and integer logical_not run on the real pypto only as emitted (0.2.0 lacks
@@ -8,6 +8,7 @@ them: the writer's helpers stand in)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +152,23 @@ def _pairs_case():
     return {"pairs": pairs, "flags": flags}, args, golden
 
 
+def _rms_case():
+    x = RNG.standard_normal((8, 32)).astype(np.float32)
+    gamma = RNG.standard_normal(32).astype(np.float32)
+    golden = np.zeros_like(x)
+    for r in range(8):
+        scale = math.sqrt(sum(float(v) ** 2 for v in x[r]) / 32 + 1e-5)
+        golden[r] = [float(x[r, c]) / scale * float(gamma[c]) for c in range(32)]
+    args = [
+        ArgSpec("x", x.shape, "f32"),
+        ArgSpec("gamma", (32,), "f32"),
+        ArgSpec("out", x.shape, "f32"),
+    ]
+    return {"x": x, "gamma": gamma}, args, {"out": golden}
+
+
 CASES = {
+    "rms_rows": _rms_case,
     "split_pairs": _pairs_case,
     "kv_cache_write": _kv_case,
     "table_rows": _table_case,
@@ -163,7 +180,7 @@ CASES = {
     "subtract_rows": _subtract_case,
     "one_hot_plus": _one_hot_case,
 }
-SCALARS = {"masked_row_max": {"width": 5}}
+SCALARS = {"masked_row_max": {"width": 5}, "rms_rows": {"eps": 1e-5}}
 
 
 def _call(name: str) -> tuple[dict, list[ArgSpec], dict, dict]:

@@ -136,3 +136,17 @@ def split_pairs(
     pypto.set_vec_tile_shapes(rows, cols // 2)
     re[:] = pypto.where(z, 0.0, even)
     im[:] = odd
+
+
+@pypto.frontend.jit(runtime_options=RUN)
+def rms_rows(
+    x: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP32),
+    gamma: pypto.Tensor([pypto.STATIC], pypto.DT_FP32),
+    out: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP32),
+    eps: float,
+):
+    rows, cols = x.shape
+    pypto.set_vec_tile_shapes(TILE, cols)
+    for r in pypto.loop(rows // TILE, name="ROWS", idx_name="r"):
+        t = pypto.view(x, [TILE, cols], [r * TILE, 0])
+        out[r * TILE :, 0:] = pypto.rms_norm(t, gamma, eps)
