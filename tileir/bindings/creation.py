@@ -56,13 +56,15 @@ class Element(float):
         if isinstance(data, bool) or not isinstance(data, int | float):
             raise TypeError(f"pypto.Element needs an int or a float value, got {data!r}")
         if dtype.kind != "float":
-            if not float(data).is_integer():
+            if isinstance(data, float) and not data.is_integer():
                 raise TypeError(f"pypto.Element({dtype.pypto}) needs an integer, got {data!r}")
             value: Any = IntElement(int(data))
         else:
-            value = float.__new__(
-                cls, float(np.asarray(data, dtype=np.float64).astype(dtype.numpy))
-            )
+            try:
+                rounded = float(np.asarray(float(data)).astype(dtype.numpy))
+            except OverflowError:
+                raise TypeError("the value is too large for a float") from None
+            value = float.__new__(cls, rounded)
         value.dtype = dtype
         return value
 
