@@ -214,9 +214,21 @@ _AT_IMPORT: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], An
 }
 
 
+def _values() -> dict[str, Callable[..., Any]]:
+    from tileir.bindings import VALUES  # the bindings import the dialect: load it late
+
+    return VALUES
+
+
 def call_at_import(path: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """`pypto.<path>(*args, **kwargs)` run by the user's module-level code."""
     fn = _AT_IMPORT.get(path)
+    maker = _values().get(".".join(path))
+    if fn is None and maker is not None:  # `pypto.Element(...)` at module level
+        try:
+            return maker(*args, **kwargs)
+        except TypeError as e:
+            raise StandinError(f"pypto.{'.'.join(path)}(): {e}") from None
     if fn is None:
         dotted = ".".join(("pypto", *path))
         raise StandinError(

@@ -347,6 +347,9 @@ class Translator:
         self.workspace_count = 0
         self.open_blocks: list[Block] = []
         self.current: ast.AST | None = None
+        self.statement: ast.stmt | None = None
+        """The statement being run (a binding's reader asks whether its call's value is
+        dropped: `x.scatter_(...)` on its own line)."""
         """The node being translated, for the location of an unexpected failure."""
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
         self.call_hint = ""
@@ -804,7 +807,11 @@ class Translator:
             self.fail(
                 stmt, f"`{type(stmt).__name__.lower()}` statements are not supported in kernels"
             )
-        method(stmt, scope)
+        outer, self.statement = self.statement, stmt
+        try:
+            method(stmt, scope)
+        finally:
+            self.statement = outer
 
     def stmt_Expr(self, stmt: ast.Expr, scope: Scope) -> None:
         if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
@@ -1856,7 +1863,13 @@ class Translator:
         if len(path) == 1 and path[0] in _SCALAR_FUNCS:
             return self.scalar_func(path[0], args, kwargs, node)
         name = path[-1] if path else "pypto"
-        binding = bindings.BY_PYPTO.get(".".join(path))
+        maker = bindings.VALUES.get(".".join(path))
+        if maker is not None:  # `pypto.Element(...)`: a Python value, no op
+            try:
+                return maker(*(self.resolve(a, node) for a in args), **kwargs)
+            except TypeError as e:
+                self.fail(node, f"{ref.dotted}(): {e}")
+        binding = bindings.BY_PYPTO.get(".".join(path)) or bindings.COMPOSITES.get(".".join(path))
         if binding is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")
         if self.builder is None:

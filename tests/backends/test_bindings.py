@@ -27,6 +27,12 @@ HEADER = """\
 import pypto
 
 
+def tileir_index_put(input, indices, values, accumulate=False):
+    out = pypto.clone(input)
+    pypto.index_put_(out, indices, values, accumulate)
+    return out
+
+
 def keep(t):
     w = pypto.tensor(t.shape, t.dtype, "")
     pypto.assemble(t, [0] * len(t.shape), w)
@@ -84,6 +90,30 @@ EXAMPLES: dict[str, str] = {
     "set_semantic_label": 'pypto.set_semantic_label("act")\nr = pypto.exp(x)',
     "set_pass_options": (
         "pypto.set_pass_options(sg_set_scope=2, vec_nbuffer_setting={0: 2})\nr = pypto.exp(x)"
+    ),
+    "clone": "r = pypto.exp(x).clone()",
+    "deinterleave": "v, i = pypto.deinterleave(x)\nkeep(v)\nkeep(i)\na, b = pypto.deinterleave(x, y)",
+    "silu": "r = pypto.silu(x)",
+    "logical_not": "r = pypto.logical_not(x)",
+    "fillpad": (
+        't = pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 5])\nr = pypto.fillpad(t, "constant", "-inf")'
+    ),
+    "arange": "r = pypto.arange(1.0, 4.0, 0.5)",
+    "zeros": "r = pypto.zeros([4, 8], dtype=pypto.DT_INT32)",
+    "ones": "r = pypto.ones(4, 8)",
+    "scatter_update": (
+        "i = pypto.view(idx, [2, 1], [0, 0])\nu = pypto.view(y, [2, 8], [0, 0])\n"
+        "r = pypto.scatter_update(x, -2, i, u)"
+    ),
+    "scatter": ('i = pypto.view(idx, [2, 8], [0, 0])\nr = pypto.scatter(x, 0, i, y, reduce="add")'),
+    "scatter_": "i = pypto.view(idx, [2, 8], [0, 0])\npypto.scatter_(out, 0, i, 1.5)",
+    "index_put_": (
+        "i = pypto.view(idx, [2, 1], [0, 0])\nj = pypto.reshape(i, [2])\n"
+        "u = pypto.view(y, [2, 8], [0, 0])\npypto.index_put_(out, (j,), u, True)"
+    ),
+    "tileir_index_put": (
+        "i = pypto.view(idx, [2, 1], [0, 0])\nj = pypto.reshape(i, [2])\n"
+        "u = pypto.view(y, [2, 8], [0, 0])\nr = tileir_index_put(pypto.exp(x), (j,), u)"
     ),
     "experimental.set_operation_options": (
         "pypto.experimental.set_operation_options(combine_axis=True)\nr = pypto.exp(x)"

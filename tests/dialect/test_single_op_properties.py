@@ -507,6 +507,140 @@ def loop(draw: st.DrawFn) -> Case:
     return c
 
 
+@st.composite
+def jit_ops(draw: st.DrawFn) -> Case:
+    """The ops added for the JIT frontend: clone / silu / logical_not / fillpad / arange /
+    scatter_update / scatter / index_put."""
+    kind = draw(
+        st.sampled_from(
+            [
+                "clone",
+                "silu",
+                "logical_not",
+                "fillpad",
+                "arange",
+                "scatter_update",
+                "scatter",
+                "index_put",
+            ]
+        )
+    )
+    c = Case(f"pto.{kind}")
+    shape, dtype = draw(shapes_st), draw(st.sampled_from(ALL))
+    if kind in ("clone", "silu"):
+        x = c.tile(shape, dtype)
+        c.lines.append(f"%r = pto.{kind} {x} : {ty('tensor', shape, dtype)}")
+        c.results.append(("%r", shape, dtype))
+    elif kind == "logical_not":
+        x = c.tile(shape, dtype)
+        out = maybe(draw, shape, wrong_shapes(shape))
+        res = maybe(draw, "i1", ["i8", "f32"])
+        c.lines.append(
+            f"%r = pto.logical_not {x} : {ty('tensor', shape, dtype)} -> {ty('tensor', out, res)}"
+        )
+        c.results.append(("%r", out, res))
+    elif kind == "fillpad":
+        x = c.tile(shape, dtype)
+        value = maybe(draw, draw(st.sampled_from(["0.0", "inf", "-inf"])), ["1.0", "nan"])
+        t = ty("tensor", shape, dtype)
+        c.lines.append(f'%r = pto.fillpad {x} value "{value}" : {t} -> {t}')
+        c.results.append(("%r", shape, dtype))
+    elif kind == "arange":
+        c.inputs.append(("unused", (1,), "f32"))
+        elem = maybe(draw, draw(st.sampled_from(["i32", "i64", "f32"])), ["f16", "i8"])
+        start = draw(st.integers(-8, 8))
+        step = maybe(draw, draw(st.sampled_from([1, 2, 3, -1, 0.5])), [0])
+        n = draw(st.integers(1, 16))
+        end = start + n * step
+        if elem in ("i32", "i64") and isinstance(step, float):
+            step, end = 1, start + n
+        n = maybe(draw, n, [n + 1])
+        out = (n,) if step else (1,)
+        c.lines.append(
+            f"%r = pto.arange {float(start)} to {float(end)} step {float(step)} : "
+            f"{ty('tensor', out, elem)}"
+        )
+        c.results.append(("%r", out, elem))
+    elif kind == "scatter_update":
+        d = draw(st.sampled_from([1, 2, 4, 8]))
+        dtype = maybe(draw, draw(st.sampled_from(["f32", "f16", "bf16", "i32", "i16"])), ["i8"])
+        b, s_ = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        index_dtype = maybe(draw, draw(st.sampled_from(["i64", "i32", "i16"])), ["f32"])
+        if draw(st.booleans()):
+            nb, bs = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+            in_shape, src_shape, rows = (nb, bs, 1, d), (b, s_, 1, d), nb * bs
+        else:
+            rows = draw(st.integers(1, 12))
+            in_shape, src_shape = (rows, d), (b * s_, d)
+        src_shape = maybe(draw, src_shape, [(*src_shape[:-1], d + 1)])
+        x = c.tile(in_shape, dtype)
+        i = c.tile((b, s_), index_dtype)
+        c.index_ranges[c.inputs[-1][0]] = rows
+        src = c.tile(src_shape, dtype)
+        t = ty("tensor", in_shape, dtype)
+        c.lines.append(
+            f"%r = pto.scatter_update {x}[{i}], {src} : {t}[{ty('tensor', (b, s_), index_dtype)}], "
+            f"{ty('tensor', src_shape, dtype)} -> {t}"
+        )
+        c.results.append(("%r", in_shape, dtype))
+    elif kind == "scatter":
+        x = c.tile(shape, dtype)
+        rank = len(shape)
+        dim = maybe(draw, draw(st.integers(-rank, rank - 1)), [rank])
+        index_shape = tuple(draw(st.integers(1, s)) for s in shape)
+        index_dtype = maybe(draw, draw(st.sampled_from(["i32", "i64"])), ["i16"])
+        i = c.tile(index_shape, index_dtype)
+        c.index_ranges[c.inputs[-1][0]] = shape[dim % rank] if -rank <= dim < rank else 1
+        reduce = draw(st.sampled_from(["", ' reduce "add"', ' reduce "multiply"']))
+        if draw(st.booleans()):
+            src, src_t = c.tile(index_shape, dtype), ty("tensor", index_shape, dtype)
+        else:
+            s_dtype = "i32" if dtype in INTS else ("i1" if dtype == "i1" else "f32")
+            src, src_t = scalar(c, s_dtype), s_dtype
+        t = ty("tensor", shape, dtype)
+        c.lines.append(
+            f"%r = pto.scatter {x}, {dim}, {i}, {src}{reduce} : {t}, "
+            f"{ty('tensor', index_shape, index_dtype)}, {src_t} -> {t}"
+        )
+        c.results.append(("%r", shape, dtype))
+    elif kind == "deinterleave":
+        shape = (*shape[:-1], maybe(draw, 2 * shape[-1], [2 * shape[-1] + 1]))
+        x = c.tile(shape, dtype)
+        t = ty("tensor", shape, dtype)
+        if draw(st.booleans()):
+            y = c.tile(shape, dtype)
+            out = shape
+            c.lines.append(
+                f"%e, %o = pto.deinterleave {x}, {y} : {t}, {t} -> {ty('tensor', out, dtype)}, {ty('tensor', out, dtype)}"
+            )
+        else:
+            out = (*shape[:-1], shape[-1] // 2)
+            c.lines.append(
+                f"%e, %o = pto.deinterleave {x} : {t} -> {ty('tensor', out, dtype)}, {ty('tensor', out, dtype)}"
+            )
+        c.results += [("%e", out, dtype), ("%o", out, dtype)]
+    else:
+        x = c.tile(shape, dtype)
+        k = draw(st.integers(1, len(shape)))
+        n = draw(st.integers(1, 4))
+        index_dtype = maybe(draw, draw(st.sampled_from(["i32", "i64"])), ["i8"])
+        idx = []
+        for d in range(k):
+            idx.append(c.tile((n,), index_dtype))
+            c.index_ranges[c.inputs[-1][0]] = shape[d]
+        v_shape = maybe(draw, (n, *shape[k:]), [(n + 1, *shape[k:])])
+        v = c.tile(v_shape, dtype)
+        acc = " accumulate" if draw(st.booleans()) else ""
+        t = ty("tensor", shape, dtype)
+        itypes = ", ".join(ty("tensor", (n,), index_dtype) for _ in idx)
+        c.lines.append(
+            f"%r = pto.index_put {x}[{', '.join(idx)}], {v}{acc} : {t}[{itypes}], "
+            f"{ty('tensor', v_shape, dtype)} -> {t}"
+        )
+        c.results.append(("%r", shape, dtype))
+    return c
+
+
 CASES = {
     "unary": unary(),
     "binary": binary(),
@@ -522,6 +656,7 @@ CASES = {
     "indexing": indexing(),
     "settings": settings_ops(),
     "loop": loop(),
+    "jit_ops": jit_ops(),
 }
 
 COVERS: dict[str, list[str]] = {

@@ -6,11 +6,13 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 
 | module        | PyPTO functions                                                  |
 |---------------|------------------------------------------------------------------|
-| `elementwise` | neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu, add sub mul div maximum minimum pow, eq ne lt le gt ge, where cast full |
+| `elementwise` | neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu, add sub mul div maximum minimum pow, eq ne lt le gt ge, where cast full, clone silu logical_not |
 | `reduce`      | sum amax amin                                                    |
 | `memory`      | tensor view assemble reshape transpose concat unsqueeze expand_clone |
 | `matmul`      | matmul (and `CUBE_OPS`, the one place that says matmul is Cube work) |
 | `gather`      | gathermask gather index_select topk                              |
+| `scatter`     | scatter_update scatter scatter_ index_put_                       |
+| `creation`    | arange fillpad zeros ones, `Element` (a value, no op: `VALUES`), `rms_norm` (a composite of other bindings: `COMPOSITES`) |
 | `control`     | is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes set_semantic_label |
 | `index`       | index arithmetic (`arith` on loop indices) <-> Python operators  |
 
@@ -24,13 +26,24 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from tileir.bindings import control, elementwise, gather, matmul, memory, reduce
+from tileir.bindings import (
+    control,
+    creation,
+    elementwise,
+    gather,
+    matmul,
+    memory,
+    reduce,
+    scatter,
+)
 from tileir.bindings.binding import (
     BY_OP,
     BY_OPERATOR,
     BY_PYPTO,
+    COMPOSITES,
     HELPER_OPS,
     HELPERS,
+    VALUES,
     Binding,
     Helper,
 )
@@ -40,17 +53,21 @@ __all__ = [
     "BY_OP",
     "BY_OPERATOR",
     "BY_PYPTO",
+    "COMPOSITES",
     "HELPERS",
     "HELPER_OPS",
     "INTERNAL",
+    "VALUES",
     "Binding",
     "Helper",
     "control",
+    "creation",
     "elementwise",
     "gather",
     "matmul",
     "memory",
     "reduce",
+    "scatter",
 ]
 
 INTERNAL: dict[type[Operation], str] = {

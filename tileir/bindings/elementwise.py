@@ -323,3 +323,61 @@ register(
     Binding("cast", pto.CastOp, _sig_cast, _read_cast, _write_cast, rules.cast_rule, "cast"),
     Binding("full", pto.FullOp, _sig_full, _read_full, _write_full, rules.full_rule, "full"),
 )
+
+
+# ---- ops added by the ops branch (JIT frontend) ----
+#
+# - `tileir_silu(x)`: PyPTO 0.2.0 has no `pypto.silu`; x / (1 + exp(-x)) (no ones tensor
+#   of the tile's shape, so tail tiles work as for `tileir_sigmoid`).
+# - `tileir_logical_not(x)` for an integer tile: 0.2.0's `logical_not` has no integer
+#   path ("Unsurpported Dtype DT_INT32"); `x == 0` is the same by its definition (the zero
+#   an `Element`: 0.2.0's `eq` takes no Python int).
+
+SILU = Helper(
+    "tileir_silu",
+    (
+        "def tileir_silu(x):",
+        '    """silu(x) = x / (1 + exp(-x)) (PyPTO 0.2.0 has no silu)."""',
+        "    return pypto.div(x, pypto.add(pypto.exp(pypto.neg(x)), 1.0))",
+    ),
+)
+LOGICAL_NOT = Helper(
+    "tileir_logical_not",
+    (
+        "def tileir_logical_not(x):",
+        '    """logical_not of an integer tile: x == 0 (PyPTO 0.2.0 has no integer path)."""',
+        "    return pypto.eq(x, pypto.Element(x.dtype, 0))",
+    ),
+)
+
+
+def _sig_logical_not(input): ...
+
+
+def _read_logical_not(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    x = fe.tile(b["input"], node)
+    return fe.emit(pto.LogicalNotOp(x, TensorType(i1, _shape(x))), node).results[0]
+
+
+def _write_logical_not(w: Any, op: pto.LogicalNotOp) -> str:
+    if dtypes.element_type(_elem(op.input)).kind == "int":
+        w.helper(LOGICAL_NOT.name)
+        return f"{LOGICAL_NOT.name}({w.use(op.input)})"
+    return f"pypto.logical_not({w.use(op.input)})"
+
+
+register(
+    unary("clone", pto.CloneOp),
+    unary("silu", pto.SiluOp, SILU),
+    Binding(
+        "logical_not",
+        pto.LogicalNotOp,
+        _sig_logical_not,
+        _read_logical_not,
+        _write_logical_not,
+        rules.unary_rule,
+        "logical_not",
+        None,
+        LOGICAL_NOT,
+    ),
+)

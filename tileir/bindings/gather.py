@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import TensorType, i32
 from xdsl.ir import Operation, SSAValue
 
 from tileir.backends.numpy.rules import gather as rules
-from tileir.bindings.binding import Binding, register
+from tileir.bindings.binding import HELPER_OPS, HELPERS, Binding, Helper, register
 from tileir.bindings.reading import elem, read_tile_int, shape
 from tileir.dialect import pto, shapes
 
@@ -92,3 +92,67 @@ register(
     index_op("index_select", pto.IndexSelectOp),
     Binding("topk", pto.TopkOp, _sig_topk, _read_topk, _write_topk, rules.topk_rule, "topk"),
 )
+
+
+# ---- ops added by the ops branch (JIT frontend) ----
+#
+# PyPTO 0.2.0 has no `pypto.deinterleave`: the writer emits `tileir_deinterleave(x)`
+# (gathermask modes 1 / 2 keep the first / second of every 2 elements of the last dim)
+# or `tileir_deinterleave2(x, y)` (the same on `concat([x, y], -1)`).
+
+DEINTERLEAVE = Helper(
+    "tileir_deinterleave",
+    (
+        "def tileir_deinterleave(input):",
+        '    """(even, odd) elements of the last dim (PyPTO 0.2.0 has no deinterleave)."""',
+        "    return pypto.gathermask(input, 1), pypto.gathermask(input, 2)",
+    ),
+)
+DEINTERLEAVE2 = Helper(
+    "tileir_deinterleave2",
+    (
+        "def tileir_deinterleave2(input, other):",
+        '    """deinterleave of the stream concat([input, other], -1) (PyPTO 0.2.0 has none)."""',
+        "    stream = pypto.concat([input, other], -1)",
+        "    return pypto.gathermask(stream, 1), pypto.gathermask(stream, 2)",
+    ),
+)
+
+
+def _sig_deinterleave(input, other=None): ...
+
+
+def _read_deinterleave(fe: Any, b: dict[str, Any], node: ast.AST) -> tuple[SSAValue, SSAValue]:
+    x = fe.tile(b["input"], node)
+    other = None if b["other"] is None else fe.tile(b["other"], node, "pypto.deinterleave other")
+    try:
+        out = shapes.deinterleave(shape(x), other is not None)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.deinterleave: {e}")
+    op = fe.emit(pto.DeinterleaveOp(x, other, TensorType(elem(x), out)), node)
+    return op.results[0], op.results[1]
+
+
+def _write_deinterleave(w: Any, op: pto.DeinterleaveOp) -> str:
+    if op.other is None:
+        w.helper(DEINTERLEAVE.name)
+        return f"{DEINTERLEAVE.name}({w.use(op.input)})"
+    w.helper(DEINTERLEAVE2.name)
+    return f"{DEINTERLEAVE2.name}({w.use(op.input)}, {w.use(op.other)})"
+
+
+register(
+    Binding(
+        "deinterleave",
+        pto.DeinterleaveOp,
+        _sig_deinterleave,
+        _read_deinterleave,
+        _write_deinterleave,
+        rules.deinterleave_rule,
+        "deinterleave",
+        None,
+        DEINTERLEAVE,
+    )
+)
+HELPERS[DEINTERLEAVE2.name] = DEINTERLEAVE2
+HELPER_OPS[DEINTERLEAVE2.name] = "deinterleave"

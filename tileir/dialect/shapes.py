@@ -19,6 +19,7 @@ that the numpy back end reads the same table instead of keeping its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX
@@ -305,3 +306,100 @@ def topk(shape: Sequence[int], k: int, dim: int) -> Shape:
     out = list(shape)
     out[d] = k
     return tuple(out)
+
+
+# ---- ops added by the ops branch (JIT frontend) ----
+
+
+def _fixed(a: int, b: int) -> bool:
+    """Two sizes that are both static and differ (a `?` fits anything)."""
+    return a != b and DYNAMIC_INDEX not in (a, b)
+
+
+def scatter_update(input: Sequence[int], index: Sequence[int], src: Sequence[int]) -> Shape:
+    """`pypto.scatter_update(input, -2, index, src)` (the paged KV-cache write): a 2-D
+    input `[T, d]` with src `[b*s, d]`, or a 4-D input `[NB, BS, 1, d]` with src
+    `[b, s, 1, d]`; the index is `[b, s]`. The result has the input's shape."""
+    if len(input) not in (2, 4) or len(src) != len(input):
+        raise ShapeError(
+            f"input {fmt(input)} and src {fmt(src)} must both be 2-D or both 4-D "
+            "([T, d] / [NB, BS, 1, d])"
+        )
+    if len(index) != 2:
+        raise ShapeError(f"index {fmt(index)} must be 2-D ([b, s])")
+    if _fixed(input[-1], src[-1]):
+        raise ShapeError(f"input {fmt(input)} and src {fmt(src)} differ in the last dim")
+    if len(input) == 4:
+        if _fixed(input[2], 1) or _fixed(src[2], 1):
+            raise ShapeError(f"4-D input {fmt(input)} and src {fmt(src)} need dim 2 of size 1")
+        if _fixed(src[0], index[0]) or _fixed(src[1], index[1]):
+            raise ShapeError(f"src {fmt(src)} must be [b, s, 1, d] for index {fmt(index)}")
+    else:
+        rows = element_count(index)
+        if rows is not None and _fixed(src[0], rows):
+            raise ShapeError(f"src {fmt(src)} must have b*s = {rows} rows for index {fmt(index)}")
+    return tuple(input)
+
+
+def scatter(
+    input: Sequence[int], index: Sequence[int], src: Sequence[int] | None, dim: int
+) -> Shape:
+    """`pypto.scatter(input, dim, index, src)` (torch.scatter): the index has the input's
+    rank and is no larger than it outside `dim`, and no larger than a tensor src in any
+    dim. The result has the input's shape."""
+    d = norm_dim(dim, len(input))
+    if len(index) != len(input):
+        raise ShapeError(f"index {fmt(index)} must have the rank of the input {fmt(input)}")
+    for k, (i, s) in enumerate(zip(index, input)):
+        if k != d and i > s and DYNAMIC_INDEX not in (i, s):
+            raise ShapeError(f"index {fmt(index)} is larger than the input {fmt(input)} in dim {k}")
+    if src is not None:
+        if len(src) != len(index) or any(
+            i > s and DYNAMIC_INDEX not in (i, s) for i, s in zip(index, src)
+        ):
+            raise ShapeError(
+                f"src {fmt(src)} must have the index's rank and be no smaller than {fmt(index)}"
+            )
+    return tuple(input)
+
+
+def index_put(
+    input: Sequence[int], indices: Sequence[Sequence[int]], values: Sequence[int]
+) -> Shape:
+    """`pypto.index_put_(input, (i0, ..., ik), values)`: k 1-D index tensors of one
+    length n (k <= the input's rank), values `[n, *input[k:]]` (no broadcasting)."""
+    if not indices or len(indices) > len(input):
+        raise ShapeError(
+            f"needs 1 to {len(input)} index tensors for input {fmt(input)}, got {len(indices)}"
+        )
+    if any(len(i) != 1 for i in indices):
+        raise ShapeError(f"index tensors must be 1-D, got {', '.join(fmt(i) for i in indices)}")
+    n = indices[0][0]
+    if any(_fixed(i[0], n) for i in indices):
+        raise ShapeError(f"index tensors differ in length: {', '.join(fmt(i) for i in indices)}")
+    want = (n, *input[len(indices) :])
+    if len(values) != len(want) or any(_fixed(a, b) for a, b in zip(values, want)):
+        raise ShapeError(f"values {fmt(values)} must be {fmt(want)} (no broadcasting)")
+    return tuple(input)
+
+
+def arange_length(start: float, end: float, step: float) -> int:
+    """The number of elements of `arange(start, end, step)`: ceil((end - start) / step),
+    at least 1 (PyPTO refuses an empty or wrong-way range)."""
+    if step == 0:
+        raise ShapeError("step must not be zero")
+    n = math.ceil((end - start) / step)
+    if n <= 0:
+        raise ShapeError(f"range [{start}, {end}) with step {step} is empty or runs the wrong way")
+    return n
+
+
+def deinterleave(shape: Sequence[int], two_inputs: bool) -> Shape:
+    """Both results: the input's shape with two inputs, else the last dim halved (it
+    must be even)."""
+    last = shape[-1]
+    if last != DYNAMIC_INDEX and last % 2:
+        raise ShapeError(f"last dim of {fmt(shape)} must be even")
+    if two_inputs:
+        return tuple(shape)
+    return (*shape[:-1], last // 2 if last != DYNAMIC_INDEX else DYNAMIC_INDEX)

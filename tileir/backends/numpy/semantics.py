@@ -44,6 +44,14 @@ from tileir.dialect.shapes import GATHERMASK_PATTERNS
 
 __all__ = [
     "CAST_MODES",
+    "arange",
+    "clone",
+    "fillpad",
+    "index_put",
+    "logical_not",
+    "scatter",
+    "scatter_update",
+    "silu",
     "SemanticsError",
     "abs",
     "add",
@@ -1221,3 +1229,231 @@ def write_window(
     offs, valid = _window_checks("assemble", dst.shape, offsets, tile.shape, valid_shape)
     region = tuple(slice(o, o + v) for o, v in zip(offs, valid))
     dst[region] = tile[tuple(slice(0, v) for v in valid)]
+
+
+# --------------------------------------------------------------------------------------
+# ---- ops added by the ops branch (JIT frontend) ----
+# --------------------------------------------------------------------------------------
+
+
+def clone(x: np.ndarray) -> np.ndarray:
+    """`pypto.clone(x)`: a copy with x's shape, dtype and bits."""
+    return np.array(x, copy=True)
+
+
+def _silu64(w: np.ndarray) -> np.ndarray:
+    e = np.exp(np.negative(w))
+    np.add(e, 1.0, out=e)
+    return np.divide(w, e, out=w)
+
+
+FLOAT64_FORMULAS["silu"] = _silu64
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """`pypto.silu(x)` = x * sigmoid(x) = x / (1 + exp(-x)), evaluated in float64 and
+    rounded once to float32, then RNE to x's dtype (as `sigmoid`)."""
+    return _unary_transcendental("silu", x)
+
+
+def logical_not(x: np.ndarray) -> np.ndarray:
+    """`pypto.logical_not(x)`: `x == 0` (its docs: "input == 0 ? True : False"), so NaN
+    gives False and -0.0 gives True; a bool tensor of x's shape."""
+    _check_dtype("logical_not", x.dtype)
+    return np.asarray(x == 0)
+
+
+def fillpad(x: np.ndarray, valid: Sequence[int] | None, value: float) -> np.ndarray:
+    """`pypto.fillpad(x, "constant", value)`: x with every element outside the valid
+    region `valid` (sizes of x's trailing dims from their start; None: all valid) set to
+    `value` converted to x's dtype."""
+    out = np.array(x, copy=True)
+    if valid is None:
+        return out
+    if len(valid) > out.ndim:
+        raise SemanticsError(f"fillpad: valid shape {list(valid)} has more dims than {out.shape}")
+    # 0.0 is every dtype's zero (an integer tensor takes no float scalar)
+    fill = _scalar_to_dtype("fillpad", value, out.dtype) if value else np.zeros((), out.dtype)
+    keep = np.zeros(out.shape, dtype=bool)
+    keep[(Ellipsis, *(slice(0, int(v)) for v in valid))] = True
+    out[~keep] = fill
+    return out
+
+
+def arange(start: float, end: float, step: float, dtype: np.dtype) -> np.ndarray:
+    """`pypto.arange(start, end, step)`: `start + i * step` for i in
+    0..ceil((end - start) / step) - 1, of `dtype` (int32 / int64 for integer bounds,
+    float32 otherwise); a float result is each value computed in float64 and rounded once
+    to float32."""
+    if step == 0:
+        raise SemanticsError("arange: step must not be zero")
+    n = math.ceil((end - start) / step)
+    if n <= 0:
+        raise SemanticsError(f"arange: [{start}, {end}) with step {step} is empty")
+    dt = np.dtype(dtype)
+    i = np.arange(n, dtype=np.int64)
+    if _is_int(dt):
+        return (int(start) + i * int(step)).astype(dt)
+    return _from_f64(float(start) + i.astype(F64) * float(step), dt)
+
+
+def _index_region(index: np.ndarray, valid: Sequence[int] | None) -> tuple[slice, ...]:
+    return tuple(slice(0, int(v)) for v in valid) if valid is not None else ()
+
+
+def scatter_update(
+    input: np.ndarray,
+    index: np.ndarray,
+    src: np.ndarray,
+    index_valid: Sequence[int] | None = None,
+) -> np.ndarray:
+    """`pypto.scatter_update(input, -2, index, src)`: a copy of `input` whose rows are
+    replaced (a 4-D `[NB, BS, 1, d]` input's rows are its NB*BS slices `[1, d]`): row
+    `index[i, j]` gets `src[i * s + j]` (2-D src `[b*s, d]`, s = index.shape[1]) or
+    `src[i, j]` (4-D src `[b, s, 1, d]`). Only index entries inside `index_valid` (the
+    valid sizes of the index tile) are written. Every written index must be in
+    [0, number of rows); with a repeated index the last entry (in row-major order) wins
+    (PyPTO leaves that undefined)."""
+    if input.ndim not in (2, 4) or src.ndim != input.ndim or index.ndim != 2:
+        raise SemanticsError(
+            f"scatter_update: input {list(input.shape)} / src {list(src.shape)} must be both "
+            f"2-D or both 4-D and index {list(index.shape)} 2-D"
+        )
+    rows = input.shape[0] * (input.shape[1] if input.ndim == 4 else 1)
+    row_shape = input.shape[input.ndim - (2 if input.ndim == 4 else 1) :]
+    out = np.array(input, copy=True).reshape((rows, *row_shape))
+    b, s = index.shape
+    src_rows = (
+        np.asarray(src).reshape((b * s, *row_shape))
+        if src.size == b * s * math.prod(row_shape)
+        else None
+    )
+    if src_rows is None:
+        raise SemanticsError(
+            f"scatter_update: src {list(src.shape)} does not hold b*s = {b * s} rows of "
+            f"{list(row_shape)}"
+        )
+    vb, vs = (b, s) if index_valid is None else (int(index_valid[0]), int(index_valid[1]))
+    idx = _check_index("scatter_update", index[:vb, :vs], rows, -2).reshape(-1)
+    which = (np.arange(vb)[:, None] * s + np.arange(vs)[None, :]).reshape(-1)
+    out[idx] = src_rows[which]
+    return out.reshape(input.shape)
+
+
+def _scatter_positions(
+    op: str, input: np.ndarray, dim: int, index: np.ndarray, index_valid: Sequence[int] | None
+) -> tuple[tuple[np.ndarray, ...], tuple[slice, ...]]:
+    """The input coordinates `scatter` writes (dim `dim` taken from the index) and the
+    index region they come from."""
+    d = _norm_dim(op, dim, input.ndim)
+    if index.ndim != input.ndim:
+        raise SemanticsError(
+            f"{op}: index {list(index.shape)} must have the rank of {list(input.shape)}"
+        )
+    region = _index_region(index, index_valid) or tuple(slice(0, n) for n in index.shape)
+    part = index[region]
+    for k in range(input.ndim):
+        if k != d and part.shape[k] > input.shape[k]:
+            raise SemanticsError(
+                f"{op}: index {list(index.shape)} is larger than input {list(input.shape)} in dim {k}"
+            )
+    idx = _check_index(op, part, input.shape[d], dim)
+    coords = list(np.indices(part.shape, sparse=False))
+    coords[d] = idx
+    return tuple(c.reshape(-1) for c in coords), region
+
+
+def scatter(
+    input: np.ndarray,
+    dim: int,
+    index: np.ndarray,
+    src: np.ndarray | Scalar,
+    reduce: str = "none",
+    index_valid: Sequence[int] | None = None,
+) -> np.ndarray:
+    """`pypto.scatter(input, dim, index, src, reduce=)`: torch.scatter on a copy of
+    `input`. For each position p of the index (inside `index_valid`), the element at p
+    with dim `dim` replaced by `index[p]` becomes `src[p]` (a tensor no smaller than the
+    index in every dim) or the scalar `src` converted to input's dtype; `reduce="add"` /
+    `"multiply"` combines with what is there instead (in float32 for low-precision floats,
+    rounded once per update, in the index's row-major order). With a repeated position
+    and no reduce, the last one wins (undefined in PyPTO)."""
+    out = np.array(input, copy=True)
+    pos, region = _scatter_positions("scatter", input, dim, index, index_valid)
+    if isinstance(src, np.ndarray):
+        if src.dtype != input.dtype:
+            raise SemanticsError(
+                f"scatter: src dtype {src.dtype} differs from input's {input.dtype}"
+            )
+        if src.ndim != index.ndim or builtins.any(a > b for a, b in zip(index.shape, src.shape)):
+            raise SemanticsError(
+                f"scatter: src {list(src.shape)} must be no smaller than index {list(index.shape)}"
+            )
+        vals = src[region].reshape(-1)
+    else:
+        vals = np.broadcast_to(_scalar_to_dtype("scatter", src, input.dtype), pos[0].shape)
+    if reduce == "none":
+        out[pos] = vals
+        return out
+    if reduce not in ("add", "multiply"):
+        raise SemanticsError(f"scatter: reduce {reduce!r} is not 'add' or 'multiply'")
+    wide = F32 if _is_float(out.dtype) and out.dtype.itemsize < 4 else out.dtype
+    acc = out.astype(wide)
+    ufunc = np.add if reduce == "add" else np.multiply
+    if wide == out.dtype:
+        ufunc.at(acc, pos, vals.astype(wide))
+        return acc
+    for k in range(len(vals)):  # round after every update, as each one is a stored result
+        at = tuple(c[k] for c in pos)
+        acc[at] = ufunc(acc[at], wide.type(vals[k])).astype(out.dtype).astype(wide)
+    return acc.astype(out.dtype)
+
+
+def index_put(
+    input: np.ndarray,
+    indices: Sequence[np.ndarray],
+    values: np.ndarray,
+    accumulate: bool = False,
+    count: int | None = None,
+) -> np.ndarray:
+    """`pypto.index_put_(input, (i0, ..., ik), values, accumulate)` on a copy of
+    `input`: `out[i0[n], ..., ik[n], ...] = values[n, ...]` for n < `count` (the valid
+    length of the index tensors; None: all), or `+=` with `accumulate` (repeated
+    positions add up, each sum rounded to the input's dtype once per update for
+    low-precision floats). Without `accumulate` a repeated position's last value wins
+    (undefined in PyPTO)."""
+    if not indices or len(indices) > input.ndim:
+        raise SemanticsError(
+            f"index_put: needs 1 to {input.ndim} index tensors, got {len(indices)}"
+        )
+    n = indices[0].shape[0] if count is None else int(count)
+    idx = tuple(
+        _check_index("index_put", np.asarray(i)[:n], input.shape[k], k)
+        for k, i in enumerate(indices)
+    )
+    vals = np.asarray(values)[:n]
+    if vals.dtype != input.dtype:
+        raise SemanticsError(
+            f"index_put: values dtype {vals.dtype} differs from input's {input.dtype}"
+        )
+    out = np.array(input, copy=True)
+    if not accumulate:
+        out[idx] = vals
+        return out
+    wide = F32 if _is_float(out.dtype) and out.dtype.itemsize < 4 else out.dtype
+    if wide == out.dtype:
+        np.add.at(out, idx, vals)
+        return out
+    for k in range(n):
+        at = tuple(int(i[k]) for i in idx)
+        out[at] = (out[at].astype(wide) + vals[k].astype(wide)).astype(out.dtype)
+    return out
+
+
+def deinterleave(x: np.ndarray, other: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """`pypto.deinterleave(x, other=None)`: the elements at even and at odd positions of
+    the last dim of x, or of the stream `concat([x, other], -1)` (its docs)."""
+    stream = x if other is None else np.concatenate([x, other], axis=-1)
+    if stream.shape[-1] % 2:
+        raise SemanticsError(f"deinterleave: last dim of {list(stream.shape)} must be even")
+    return np.ascontiguousarray(stream[..., 0::2]), np.ascontiguousarray(stream[..., 1::2])

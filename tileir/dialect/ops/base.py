@@ -291,3 +291,11 @@ class TileToTileOp(OneTileOp):
     def verify_(self) -> None:
         if self.SAME_ELEMENT:
             _same_elem(self, self.input.type, self.result.type)
+
+
+def _check_index_type(op: Operation, t: Attribute, allowed: Sequence[str], what: str) -> None:
+    row = BY_MLIR.get(_elem(t))
+    if row is None or row.short not in allowed:
+        raise VerifyException(
+            f"'{op.name}' {what} has element type {_elem(t)}; it must be one of {', '.join(allowed)}"
+        )

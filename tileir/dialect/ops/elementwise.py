@@ -10,10 +10,13 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
+    Float64Type,
+    FloatAttr,
     IndexType,
     StringAttr,
     TensorType,
     UnitAttr,
+    f64,
     i1,
     i64,
 )
@@ -36,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from tileir.dialect import shapes
+from tileir.dialect.dtypes import BY_MLIR
 from tileir.dialect.ops.base import (
     ANY_KIND,
     FLOAT,
@@ -46,6 +50,7 @@ from tileir.dialect.ops.base import (
     TileToTileOp,
     _check_element_type,
     _check_index_list,
+    _check_index_type,
     _check_kind,
     _check_scalar,
     _elem,
@@ -452,3 +457,138 @@ class WhereOp(TileOp):
                     f"'pto.where' operand element type {_elem(v.type)} differs from the "
                     f"result's {_elem(self.result.type)}"
                 )
+
+
+@irdl_op_definition
+class CloneOp(UnaryOp):
+    """`pypto.clone(x)` / `x.clone()`: a copy of the tile in new memory (in the IR, where
+    tiles are values, the same value; it stays an op so that the copy PyPTO makes is
+    written back)."""
+
+    name = "pto.clone"
+    ELEMENT_KINDS: ClassVar[frozenset[str]] = ANY_KIND
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """`pypto.silu(x)` = x * sigmoid(x) (newer PyPTO; the `-t pypto` writer gives 0.2.0 a
+    helper)."""
+
+    name = "pto.silu"
+
+
+LOGICAL_NOT_ELEMENTS = ("f32", "f16", "bf16", "i1", "i8", "i16", "i32")
+"""The element types `pypto.logical_not` takes (its docs; 0.2.0 lacks the integer
+path, see the binding)."""
+
+
+@irdl_op_definition
+class LogicalNotOp(TileToTileOp):
+    """`pypto.logical_not(x)`: `x == 0` elementwise, an i1 tile of x's shape."""
+
+    name = "pto.logical_not"
+    SAME_ELEMENT: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _check_index_type(self, self.input.type, LOGICAL_NOT_ELEMENTS, "operand")
+        if _elem(self.result.type) != i1:
+            raise VerifyException(
+                f"'pto.logical_not' result has element type {_elem(self.result.type)}; it must be i1"
+            )
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+
+
+FILLPAD_VALUES: dict[str, float] = {"0.0": 0.0, "inf": float("inf"), "-inf": float("-inf")}
+"""The fill values `pypto.fillpad` supports (its docs: only 0.0, inf and -inf), by the
+spelling the IR keeps."""
+
+
+@irdl_op_definition
+class FillpadOp(TileToTileOp):
+    """`pypto.fillpad(x, "constant", value)`: the tile with everything outside its valid
+    shape set to `value` ("0.0", "inf" or "-inf"); the result is fully valid and has x's
+    type."""
+
+    name = "pto.fillpad"
+    value = prop_def(StringAttr)
+    assembly_format = "$input `value` $value attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, value: str):
+        super().__init__(
+            operands=[input],
+            properties={"value": StringAttr(value)},
+            result_types=[SSAValue.get(input).type],
+        )
+
+    @property
+    def fill(self) -> float:
+        return FILLPAD_VALUES[self.value.data]
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_element_type(self, self.input.type, "operand")
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+        v = self.value.data
+        if v not in FILLPAD_VALUES:
+            raise VerifyException(
+                f"'pto.fillpad' value {v!r} is not supported (PyPTO fills with "
+                f"{', '.join(FILLPAD_VALUES)})"
+            )
+        row = BY_MLIR.get(_elem(self.input.type))
+        if row is not None and row.kind != "float" and v != "0.0":
+            raise VerifyException(
+                f"'pto.fillpad' cannot fill a {_elem(self.input.type)} tile with {v}; use 0.0"
+            )
+
+
+ARANGE_ELEMENTS = ("i32", "i64", "f32")
+"""PyPTO's `arange` types: int32 for int bounds (int64 past int32's range), fp32 when
+any bound is a float."""
+
+
+@irdl_op_definition
+class ArangeOp(TileOp):
+    """`pypto.arange(start, end, step)`: the 1-D tile `start + i * step` for i in
+    0..ceil((end - start) / step) - 1. The bounds are Python numbers of the kernel."""
+
+    name = "pto.arange"
+    start = prop_def(FloatAttr[Float64Type])
+    end = prop_def(FloatAttr[Float64Type])
+    step = prop_def(FloatAttr[Float64Type])
+    result = result_def(TensorType)
+    assembly_format = "$start `to` $end `step` $step attr-dict `:` type($result)"
+
+    def __init__(self, start: float, end: float, step: float, result_type: TensorType):
+        super().__init__(
+            properties={
+                "start": FloatAttr(float(start), f64),
+                "end": FloatAttr(float(end), f64),
+                "step": FloatAttr(float(step), f64),
+            },
+            result_types=[result_type],
+        )
+
+    @property
+    def bounds(self) -> tuple[float, float, float]:
+        return (self.start.value.data, self.end.value.data, self.step.value.data)
+
+    def verify_(self) -> None:
+        elem = _elem(self.result.type)
+        row = BY_MLIR.get(elem)
+        if row is None or row.short not in ARANGE_ELEMENTS:
+            raise VerifyException(
+                f"'pto.arange' result has element type {elem}; PyPTO's arange gives "
+                f"{', '.join(ARANGE_ELEMENTS)}"
+            )
+        start, end, step = self.bounds
+        if row.kind == "int" and not all(float(v).is_integer() for v in (start, end, step)):
+            raise VerifyException(
+                f"'pto.arange' with an integer result needs integer bounds, got "
+                f"{start}, {end}, {step}"
+            )
+        n = _rule(self, shapes.arange_length, start, end, step)
+        _expect_result(self, _shape(self.result.type), (n,))

@@ -9,13 +9,15 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, IntegerType, TensorType, i1, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import shapes
 from tileir.dialect.ops.base import (
     OneTileOp,
+    TileOp,
     TileToTileOp,
+    _check_index_type,
     _elem,
     _expect_result,
     _rule,
@@ -161,3 +163,46 @@ class TopkOp(OneTileOp):
             raise VerifyException("'pto.topk' indices must have an integer element type")
         size = _shape(self.input.type)[shapes.norm_dim(self.dim.value.data, len(expected))]
         _rule(self, shapes.index_fits, size, index_type.width.data, "indices")
+
+
+@irdl_op_definition
+class DeinterleaveOp(TileOp):
+    """`pypto.deinterleave(input, other=None)` -> (even, odd): the elements at even and
+    odd positions of the last dim of `input` (last dim halved), or of the stream
+    `concat([input, other], -1)` (both results of the input's shape)."""
+
+    name = "pto.deinterleave"
+    input = operand_def(TensorType)
+    other = opt_operand_def(TensorType)
+    even = result_def(TensorType)
+    odd = result_def(TensorType)
+    assembly_format = (
+        "$input (`,` $other^)? attr-dict `:` type($input) (`,` type($other)^)? `->` "
+        "type($even) `,` type($odd)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        other: SSAValue | Operation | None,
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[input, [other] if other is not None else []],
+            result_types=[result_type, result_type],
+        )
+
+    def verify_(self) -> None:
+        _check_index_type(self, self.input.type, DEINTERLEAVE_ELEMENTS, "input")
+        if self.other is not None and self.other.type != self.input.type:
+            raise VerifyException(
+                f"'pto.deinterleave' other {self.other.type} differs from input {self.input.type}"
+            )
+        expected = _rule(self, shapes.deinterleave, _shape(self.input.type), self.other is not None)
+        for r in (self.even, self.odd):
+            _same_elem(self, self.input.type, r.type)
+            _expect_result(self, _shape(r.type), expected)
+
+
+DEINTERLEAVE_ELEMENTS = ("i8", "i16", "i32", "f16", "f32", "bf16")
+"""The element types `pypto.deinterleave` takes (its docs)."""

@@ -106,3 +106,28 @@ def topk_rule(c: _Compiler, op: Operation) -> Step:
         env[ri] = (indices, env[rv][1])
 
     return run
+
+
+def deinterleave_rule(c: _Compiler, op: Operation) -> Step:
+    """One input: an even / odd result holds the even / odd elements of the valid part of
+    the last dim. Two inputs: each result's valid region is the per-dim minimum of the
+    operands' (the docs define only whole tiles)."""
+    assert isinstance(op, pto.DeinterleaveOp)
+    a, b = c.slot(op.input), (c.slot(op.other) if op.other is not None else -1)
+    re, ro = c.slot(op.even), c.slot(op.odd)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        other = env[b] if b >= 0 else None
+        even, odd = semantics.deinterleave(arr, None if other is None else other[0])
+        shape = even.shape
+        if other is None:
+            ve = None if valid is None else (*valid[:-1], (valid[-1] + 1) // 2)
+            vo = None if valid is None else (*valid[:-1], valid[-1] // 2)
+        else:
+            parts = [v for v in (valid, other[1]) if v is not None]
+            ve = vo = tuple(map(min, zip(*parts))) if parts else None
+        env[re] = (even, _normalize_valid(ve, shape))
+        env[ro] = (odd, _normalize_valid(vo, shape))
+
+    return run
