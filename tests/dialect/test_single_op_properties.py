@@ -679,6 +679,17 @@ COVERS: dict[str, list[str]] = {
         "set_options",
     ],
     "loop": ["loop", "loop_unroll", "is_loop_begin", "is_loop_end"],
+    "jit_ops": [
+        "clone",
+        "silu",
+        "logical_not",
+        "fillpad",
+        "arange",
+        "scatter_update",
+        "scatter",
+        "index_put",
+        "deinterleave",
+    ],
 }
 """The ops each case draws (`loop` draws the loop-state ops in its body)."""
 

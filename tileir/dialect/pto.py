@@ -66,7 +66,10 @@ from tileir.dialect.ops.control import (
     SetVecTileShapesOp,
 )
 from tileir.dialect.ops.elementwise import (
+    ARANGE_ELEMENTS,
     CAST_MODES,
+    FILLPAD_VALUES,
+    LOGICAL_NOT_ELEMENTS,
     PRECISION_TYPES,
     AbsOp,
     AddOp,
@@ -106,7 +109,14 @@ from tileir.dialect.ops.elementwise import (
     UnaryOp,
     WhereOp,
 )
-from tileir.dialect.ops.gather import DeinterleaveOp, GathermaskOp, GatherOp, IndexSelectOp, TopkOp
+from tileir.dialect.ops.gather import (
+    DEINTERLEAVE_ELEMENTS,
+    DeinterleaveOp,
+    GathermaskOp,
+    GatherOp,
+    IndexSelectOp,
+    TopkOp,
+)
 from tileir.dialect.ops.matmul import MatmulOp
 from tileir.dialect.ops.memory import (
     AssembleOp,
@@ -119,7 +129,13 @@ from tileir.dialect.ops.memory import (
     ViewOp,
 )
 from tileir.dialect.ops.reduce import AmaxOp, AminOp, ReduceOp, SumOp
-from tileir.dialect.ops.scatter import IndexPutOp, ScatterOp, ScatterUpdateOp
+from tileir.dialect.ops.scatter import (
+    SCATTER_REDUCE,
+    SCATTER_UPDATE_ELEMENTS,
+    IndexPutOp,
+    ScatterOp,
+    ScatterUpdateOp,
+)
 from tileir.dialect.ops.structure import (
     MAX_STITCH_FUNCTIONS,
     UNITS,
@@ -141,6 +157,12 @@ from tileir.dialect.ops.structure import (
 from tileir.dialect.shapes import GATHERMASK_MODES, broadcast_shapes
 
 __all__ = [
+    "ARANGE_ELEMENTS",
+    "DEINTERLEAVE_ELEMENTS",
+    "FILLPAD_VALUES",
+    "LOGICAL_NOT_ELEMENTS",
+    "SCATTER_REDUCE",
+    "SCATTER_UPDATE_ELEMENTS",
     "ANY_KIND",
     "CAST_MODES",
     "DYNAMIC_INDEX",
