@@ -42,8 +42,9 @@ from frontends.pypto.kinds import (
     is_tile,
     static_shape,
 )
+from frontends.pypto.limits import MAX_TRACE_STEPS
 from frontends.pypto.loader import SOURCES, is_user_file
-from frontends.pypto.standin import PYPTO_FUNCTION, JitKernel, standin_path
+from frontends.pypto.standin import PYPTO_FUNCTION, JitKernel, pypto_name, standin_path
 from frontends.pypto.values import BoundMethod, Dynamic, Helper, Poison, PyptoRef, TensorSpec
 from tileir import bindings
 from tileir.bindings import index as index_ops
@@ -205,6 +206,9 @@ class Evaluator:
         def tensor_subscript(
             self, base: SSAValue, node: ast.Subscript, scope: Scope
         ) -> SSAValue: ...
+        def set_cache_policy(
+            self, x: SSAValue, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+        ) -> None: ...
         def call_pypto(
             self, ref: PyptoRef, args: list[Any], kwargs: dict[str, Any], node: ast.Call
         ) -> Any: ...
@@ -227,6 +231,8 @@ class Evaluator:
         self.current: ast.AST | None = None
         """The node being translated, for the location of an unexpected failure."""
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
+        self.trace_steps = 0
+        """Iterations of translation-time loops in the kernel being read."""
         self.call_hint = ""
         """Appended to errors that need a Python value the call would have given."""
 
@@ -509,8 +515,20 @@ class Evaluator:
             self.fail(it, f"cannot iterate over {describe(values)}")
         self.trace_loop(stmt, values, scope)
 
+    def trace_step(self, node: ast.AST) -> None:
+        """One iteration of a translation-time Python loop, within `MAX_TRACE_STEPS`."""
+        self.trace_steps += 1
+        if self.trace_steps > MAX_TRACE_STEPS:
+            self.fail(
+                node,
+                f"translation-time Python loops ran more than {MAX_TRACE_STEPS} iterations "
+                "while reading this kernel (tileir's limit): `range` / list loops run when the "
+                "kernel is traced; use pypto.loop(...) for a large trip count",
+            )
+
     def trace_loop(self, stmt: ast.For, values: Any, scope: Scope) -> None:
         for v in values:
+            self.trace_step(stmt)
             self.assign(stmt.target, v, scope, stmt.iter)
             try:
                 self.exec_body(stmt.body, scope)
@@ -630,6 +648,7 @@ class Evaluator:
         inner = Scope(scope)
         out: list[Any] = []
         for v in it:
+            self.trace_step(node)
             self.assign(gen.target, v, inner, gen.iter)
             if all(self.resolve(self.eval(c, inner), c) for c in gen.ifs):
                 out.append(self.eval(node.elt, inner))
@@ -656,7 +675,7 @@ class Evaluator:
                 known = ", ".join(f"pypto.{t.pypto}" for t in dtypes.ELEMENT_TYPES)
                 self.fail(node, f"pypto.{last} has no tileir element type (supported: {known})")
             return dtypes.BY_PYPTO[last]
-        return ref
+        return pypto_name(ref.path)
 
     def attribute(self, base: Any, attr: str, node: ast.AST) -> Any:
         if isinstance(base, PyptoRef):
@@ -672,7 +691,7 @@ class Evaluator:
             if attr == "dim":
                 # An int in newer PyPTO (`rank = x.dim`), a method in 0.2.0 (`x.dim()`).
                 return _Rank(len(static_shape(base.type)))
-            if attr in bindings.BY_PYPTO or attr == "move":
+            if attr in bindings.BY_PYPTO or attr in ("move", "set_cache_policy"):
                 return BoundMethod(base, attr)
             self.fail(node, f"tensors have no supported attribute `{attr}`")
         if isinstance(base, dtypes.ElementType):
@@ -995,6 +1014,9 @@ class Evaluator:
     ) -> Any:
         if is_index(m.receiver):
             return self.scalar_func(m.name, [m.receiver, *args], kwargs, node)
+        if m.name == "set_cache_policy":
+            self.set_cache_policy(m.receiver, args, kwargs, node)
+            return None
         if m.name == "move":
             bound = self.bind(lambda other: None, args, kwargs, node, "Tensor.move")
             if not is_mem(m.receiver):

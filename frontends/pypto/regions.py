@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from frontends.pypto import specialise
@@ -64,6 +64,7 @@ from tileir.diagnostics import TileirError
 from tileir.dialect import dtypes, pto
 
 
+def _sig_set_cache_policy(policy, value): ...
 def _sig_loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False): ...
 
 
@@ -114,6 +115,7 @@ class RegionBuilder(Evaluator):
         self.dyn_values = {}
         self.dyn_sources = {}
         self.workspace_count = 0
+        self.trace_steps = 0
         self.call_hint = ""
         decorator = next(
             (d for d in node.decorator_list if looks_like_jit(d)),
@@ -225,6 +227,35 @@ class RegionBuilder(Evaluator):
             self.frames = []
         block.add_op(pto.YieldOp())
         return kernel
+
+    def set_cache_policy(
+        self, x: SSAValue, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> None:
+        """`x.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)` on a kernel argument:
+        a property of the tensor for PyPTO's compiler, kept on the kernel as
+        `cache_policies = {x = {"pypto.CachePolicy.NONE_CACHEABLE" = true}}`."""
+        bound = self.bind(_sig_set_cache_policy, args, kwargs, node, "Tensor.set_cache_policy")
+        policy, value = self.resolve(bound["policy"], node), self.resolve(bound["value"], node)
+        if not (isinstance(policy, PyptoRef) and policy.path[:1] == ("CachePolicy",)):
+            self.fail(node, f"set_cache_policy takes a pypto.CachePolicy, got {describe(policy)}")
+        if not isinstance(value, bool):
+            self.fail(node, f"set_cache_policy takes a bool value, got {describe(value)}")
+        kernel = self.entry_block.parent_op() if self.entry_block is not None else None
+        if not (isinstance(x, BlockArgument) and x.block is self.entry_block) or not isinstance(
+            kernel, pto.KernelOp
+        ):
+            self.fail(node, "set_cache_policy is supported on kernel arguments only")
+        name = kernel.names[x.index]
+        old = kernel.attributes.get("cache_policies")
+        table = (
+            {k: dict(v.data) for k, v in old.data.items()}
+            if isinstance(old, DictionaryAttr)
+            else {}
+        )
+        table.setdefault(name, {})[policy.dotted] = BoolAttr.from_bool(value)
+        kernel.attributes["cache_policies"] = DictionaryAttr(
+            {k: DictionaryAttr(v) for k, v in sorted(table.items())}
+        )
 
     def annotation(self, fn: types.FunctionType, param: inspect.Parameter, arg: ast.arg) -> Any:
         """A parameter's annotation as a value (a string one is evaluated in the

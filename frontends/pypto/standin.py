@@ -87,8 +87,19 @@ def collecting() -> Iterator[list[JitKernel]]:
         _registries[:] = [r for r in _registries if r is not found]
 
 
+NPU_ARCH = "DAV_2201"
+"""`pypto.platform.npuarch`: the architecture kernels are traced for. PyPTO reads it when
+the kernel is traced (`if pypto.platform.npuarch == "DAV_3510": ...` picks code for
+Ascend 950), and PyPTO 0.2.0 reports DAV_2201 (Ascend 910B / A2-A3) on the CPU, where
+tileir's PyPTO output runs; so tileir traces for that one too, and the numpy run and the
+emitted PyPTO take the same branches."""
+
+
 def pypto_name(path: tuple[str, ...]) -> Any:
-    """`pypto.<path>`: a data type for `DT_*` names tileir knows, else a `PyptoRef`."""
+    """`pypto.<path>`: a data type for `DT_*` names tileir knows, `NPU_ARCH` for
+    `platform.npuarch`, else a `PyptoRef`."""
+    if path == ("platform", "npuarch"):
+        return NPU_ARCH
     last = path[-1] if path else ""
     if last.startswith("DT_") and (len(path) == 1 or path[-2] == "DataType"):
         if last in dtypes.BY_PYPTO:

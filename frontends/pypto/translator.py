@@ -58,6 +58,7 @@ from frontends.pypto.loader import LoadedFile
 from frontends.pypto.regions import RegionBuilder
 from frontends.pypto.values import Dynamic, Poison, PyptoRef
 from tileir import bindings
+from tileir.bindings.memory import drop_unit_dims
 from tileir.diagnostics import TileirError
 from tileir.dialect import dtypes, pto
 
@@ -67,6 +68,7 @@ from tileir.dialect import dtypes, pto
 
 def _sig_cond(scalar, file=None, lineno=None): ...
 def _sig_dynamic(name): ...
+def _sig_symbolic_scalar(arg0, arg1=None): ...
 
 
 _SCALAR_FUNCS = frozenset({"min", "max", "ceildiv"})
@@ -240,7 +242,7 @@ class Translator(RegionBuilder):
                 pto.FullOp(self.scalar(src, t.get_element_type(), target), ttype, sizes=sizes),
                 target,
             ).results[0]
-        src = self.tile(src, target, "the assigned value")
+        src = drop_unit_dims(self, self.tile(src, target, "the assigned value"), rank, target)
         if len(static_shape(src.type)) != rank:
             self.fail(
                 target,
@@ -365,6 +367,8 @@ class Translator(RegionBuilder):
             return Dynamic(name)
         if path == ("cond",):
             return self.bind(_sig_cond, args, kwargs, node, "pypto.cond")["scalar"]
+        if path in (("symbolic_scalar",), ("SymbolicScalar",)):
+            return self.symbolic_scalar(args, kwargs, node)
         if path in (("loop",), ("loop_unroll",)):
             self.fail(node, f"pypto.{path[0]}() is only supported as the iterable of a `for`")
         if len(path) == 1 and path[0] in _SCALAR_FUNCS:
@@ -378,6 +382,31 @@ class Translator(RegionBuilder):
         return binding.read(
             self, self.bind(binding.signature, args, kwargs, node, ref.dotted), node
         )
+
+    def symbolic_scalar(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """`pypto.symbolic_scalar(v)` / `(name, v)`: a run-time scalar of value `v` (an
+        index value, as PyPTO's is a symbol the graph computes with)."""
+        bound = self.bind(_sig_symbolic_scalar, args, kwargs, node, "pypto.symbolic_scalar")
+        arg0, arg1 = self.resolve(bound["arg0"], node), self.resolve(bound["arg1"], node)
+        name = None
+        if isinstance(arg0, str):
+            name, arg0 = arg0, arg1
+            if arg0 is None:
+                self.fail(
+                    node,
+                    f"pypto.symbolic_scalar({name!r}) without a value is not supported: give "
+                    "its value, pypto.symbolic_scalar(name, value)",
+                )
+        elif arg1 is not None:
+            self.fail(node, "pypto.symbolic_scalar(value) takes a value only after a name")
+        if isinstance(arg0, bool) or not (isinstance(arg0, int) or is_index(arg0)):
+            self.fail(node, f"pypto.symbolic_scalar takes an integer, got {describe(arg0)}")
+        if is_index(arg0):
+            return arg0
+        value = self.emit(arith.ConstantOp(IntegerAttr(arg0, IndexType())), node).results[0]
+        if name is not None and name.isidentifier():
+            value.name_hint = name
+        return value
 
     def read_call(self, name: str, args: dict[str, Any], node: ast.AST) -> Any:
         """`pypto.<name>(**args)` (all parameters given), for the syntax that means a
