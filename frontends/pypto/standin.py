@@ -30,7 +30,7 @@ from tileir.dialect import dtypes
 
 __all__ = ["JitKernel", "StandinError", "call_at_import", "collecting", "modules", "pypto_name"]
 
-SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed")
+SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed", "operation")
 """`import pypto.<name>` works for these (their names are `PyptoRef`s like the rest)."""
 
 STANDIN_PATH = "__tileir_standin_path__"
@@ -171,12 +171,22 @@ def _tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TensorSpec:
     return TensorSpec(shape, dtype, fmt.dotted if fmt is not None else None)
 
 
+def _op_wrapper(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """`@pypto.operation.op_wrapper`: PyPTO's adapter for functions that call its C++
+    core (`pypto_impl`); the function stays as written, and the translator reports the
+    `pypto_impl` call it cannot read, where it is called."""
+    if len(args) != 1 or kwargs or not callable(args[0]):
+        raise StandinError("@pypto.operation.op_wrapper decorates a function")
+    return args[0]
+
+
 _AT_IMPORT: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {
     ("frontend", "jit"): _jit,
     ("frontend", "function"): _function,
     ("frontend", "dynamic"): _dynamic,
     ("Tensor",): _tensor,
     ("tensor",): _tensor,
+    ("operation", "op_wrapper"): _op_wrapper,
 }
 
 

@@ -143,3 +143,13 @@ def test_tileir_run_sizes_a_dynamic_output_from_arg(tmp_path: Path) -> None:
     ok = _cli(*common, "--arg", "y=13x32xf32", "--output-dir", str(tmp_path / "b"))
     assert ok.returncode == 0, ok.stderr
     np.testing.assert_allclose(np.load(tmp_path / "b" / "y.npy"), _softmax_golden(x), rtol=1e-5)
+
+
+def test_relative_imports_and_op_wrapper_helpers() -> None:
+    module = load_file(
+        DATA / "relpkg" / "relative_kernel.py", args={"x": "8x16xf32", "out": "8x16xf32"}
+    )
+    x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+    out = compile_kernel(module)({"x": x, "out": np.zeros_like(x)})["out"]
+    np.testing.assert_allclose(out, np.exp(x.astype(np.float64) - 1.0), rtol=1e-5)
+    assert not [m for m in sys.modules if m.startswith("_tileir_kernel_")]
