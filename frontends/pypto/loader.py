@@ -236,6 +236,9 @@ def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[
     sys.modules.update(own)
     if folder is not None:
         sys.path.insert(0, str(folder))
+        root = _package_root(folder)
+        if root != folder:
+            sys.path.insert(1, str(root))
     try:
         yield
     finally:
@@ -246,6 +249,15 @@ def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[
         for k in [k for k in sys.modules if k == "pypto" or k.startswith("pypto.")]:
             del sys.modules[k]
         sys.modules.update(hidden)
+
+
+def _package_root(folder: Path) -> Path:
+    """The first folder upwards without an `__init__.py`: where the file's top-level
+    package lives (`deepseek_v4/x.py` importing `deepseek_v4.common` or a sibling package),
+    the folder pytest's default `prepend` import mode puts on `sys.path` for a test file."""
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
 
 
 def _unload(mod: Any) -> bool:

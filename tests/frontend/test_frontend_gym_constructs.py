@@ -153,3 +153,10 @@ def test_relative_imports_and_op_wrapper_helpers() -> None:
     out = compile_kernel(module)({"x": x, "out": np.zeros_like(x)})["out"]
     np.testing.assert_allclose(out, np.exp(x.astype(np.float64) - 1.0), rtol=1e-5)
     assert not [m for m in sys.modules if m.startswith("_tileir_kernel_")]
+
+
+def test_a_kernel_in_a_package_imports_it_by_name() -> None:
+    module = load_file(DATA / "pkgroot" / "gymmodel" / "gym_scaled.py")
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    np.testing.assert_array_equal(compile_kernel(module)({"x": x})["out"], x * 3.0)
+    assert "gymmodel" not in sys.modules and "gymmodel.gym_scales" not in sys.modules
