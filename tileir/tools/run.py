@@ -189,7 +189,6 @@ def _size_outputs(plan, inputs: dict[str, np.ndarray], call: dict[str, object], 
     names the flag to give."""
     import numpy as np
 
-    from frontends.pypto.specialise import ArgShape
     from tileir.diagnostics import error_at
 
     dims = _dims_of(plan, inputs)
@@ -200,7 +199,12 @@ def _size_outputs(plan, inputs: dict[str, np.ndarray], call: dict[str, object], 
         if all(s in dims for s in syms):
             continue
         given = call.get(name)
-        if isinstance(given, ArgShape):
+        if py and given is not None:
+            from frontends.pypto.specialise import ArgShape  # a .py call: the frontend is in
+
+            if not isinstance(given, ArgShape):
+                given = None
+        if given is not None:
             inputs[name] = np.zeros(given.shape, plan.dtype(name))
             continue
         missing = next(s for s in syms if s not in dims)
