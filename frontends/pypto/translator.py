@@ -69,6 +69,7 @@ from tileir.dialect import dtypes, pto
 def _sig_cond(scalar, file=None, lineno=None): ...
 def _sig_dynamic(name): ...
 def _sig_symbolic_scalar(arg0, arg1=None): ...
+def _sig_tensor_constructor(shape=None, dtype=None, name="", format=None): ...
 
 
 _SCALAR_FUNCS = frozenset({"min", "max", "ceildiv"})
@@ -367,6 +368,8 @@ class Translator(RegionBuilder):
             return Dynamic(name)
         if path == ("cond",):
             return self.bind(_sig_cond, args, kwargs, node, "pypto.cond")["scalar"]
+        if path == ("Tensor",):
+            return self.tensor_constructor(args, kwargs, node)
         if path in (("symbolic_scalar",), ("SymbolicScalar",)):
             return self.symbolic_scalar(args, kwargs, node)
         if path in (("loop",), ("loop_unroll",)):
@@ -382,6 +385,16 @@ class Translator(RegionBuilder):
         return binding.read(
             self, self.bind(binding.signature, args, kwargs, node, ref.dotted), node
         )
+
+    def tensor_constructor(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """`pypto.Tensor(shape, dtype, name)` inside a kernel makes a tensor, as
+        `pypto.tensor` does (PyPTO's default dtype is DT_FP32)."""
+        bound = self.bind(_sig_tensor_constructor, args, kwargs, node, "pypto.Tensor")
+        if bound["format"] is not None:
+            self.fail(node, "pypto.Tensor(..., format=...) inside a kernel is not supported")
+        dtype = dtypes.BY_PYPTO["DT_FP32"] if bound["dtype"] is None else bound["dtype"]
+        call = {"shape": bound["shape"], "dtype": dtype, "name": bound["name"]}
+        return self.read_call("tensor", call, node)
 
     def symbolic_scalar(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """`pypto.symbolic_scalar(v)` / `(name, v)`: a run-time scalar of value `v` (an

@@ -160,3 +160,14 @@ def test_a_kernel_in_a_package_imports_it_by_name() -> None:
     x = np.arange(64, dtype=np.float32).reshape(4, 16)
     np.testing.assert_array_equal(compile_kernel(module)({"x": x})["out"], x * 3.0)
     assert "gymmodel" not in sys.modules and "gymmodel.gym_scales" not in sys.modules
+
+
+def test_tensor_constructor_in_a_kernel_makes_a_workspace() -> None:
+    module = load_file(
+        FILE, kernel="scale_rows", args={"x": "3x16xf32", "out": "3x16xf32", "scale": 0.25}
+    )
+    assert [op.result.type.get_shape() for op in module.walk() if isinstance(op, pto.TensorOp)] == [
+        (3, 16)
+    ]
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    np.testing.assert_allclose(compile_kernel(module)({"x": x})["out"], x * 0.25, rtol=1e-6)

@@ -45,7 +45,9 @@ def scale_rows(
     out: pypto.Tensor([pypto.STATIC, 16], pypto.DT_FP32),
     scale: float,
 ):
-    out[:] = x * scale
+    tmp = pypto.Tensor((x.shape[0], 16), pypto.DT_FP32, "tmp")
+    tmp[:] = x * scale
+    out[:] = tmp
 
 
 @pypto.frontend.jit
