@@ -845,6 +845,8 @@ class Evaluator:
         return acc
 
     def compare(self, sym: str, left: Any, right: Any, node: ast.AST) -> Any:
+        if sym in ("is", "is not"):  # identity, as Python: `gamma is not None` on a tensor
+            return _PY_CMPOPS[sym](left, right)
         if any(is_tile(v) or is_mem(v) for v in (left, right)):
             binding = bindings.BY_OPERATOR.get(sym)
             if binding is None:

@@ -41,9 +41,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from frontends.pypto.evaluator import (
-    Scope,
-)
+from frontends.pypto.composites import COMPOSITES
+from frontends.pypto.evaluator import LiveScope, Scope
 from frontends.pypto.kinds import (
     describe,
     is_index,
@@ -54,9 +53,9 @@ from frontends.pypto.kinds import (
     short,
     static_shape,
 )
-from frontends.pypto.loader import LoadedFile
+from frontends.pypto.loader import SOURCES, LoadedFile
 from frontends.pypto.regions import RegionBuilder
-from frontends.pypto.values import Dynamic, Poison, PyptoRef
+from frontends.pypto.values import Dynamic, Helper, Poison, PyptoRef
 from tileir import bindings
 from tileir.bindings.memory import drop_unit_dims
 from tileir.diagnostics import TileirError
@@ -368,6 +367,8 @@ class Translator(RegionBuilder):
             return Dynamic(name)
         if path == ("cond",):
             return self.bind(_sig_cond, args, kwargs, node, "pypto.cond")["scalar"]
+        if len(path) == 1 and path[0] in COMPOSITES:
+            return self.inline(self.composite(path[0]), args, kwargs, node)
         if path == ("Tensor",):
             return self.tensor_constructor(args, kwargs, node)
         if path in (("symbolic_scalar",), ("SymbolicScalar",)):
@@ -385,6 +386,16 @@ class Translator(RegionBuilder):
         return binding.read(
             self, self.bind(binding.signature, args, kwargs, node, ref.dotted), node
         )
+
+    def composite(self, name: str) -> Helper:
+        """The `frontends.pypto.composites` function for `pypto.<name>`, to inline, with
+        `pypto` bound to the stand-in."""
+        fn = COMPOSITES[name]
+        node = SOURCES.node_of(fn.__code__)
+        assert isinstance(node, ast.FunctionDef)
+        scope = Scope(LiveScope(fn))
+        scope.vars["pypto"] = PyptoRef(())
+        return Helper(node, scope, fn.__code__.co_filename, list(fn.__defaults__ or ()))
 
     def tensor_constructor(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """`pypto.Tensor(shape, dtype, name)` inside a kernel makes a tensor, as

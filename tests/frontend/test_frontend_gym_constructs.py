@@ -171,3 +171,20 @@ def test_tensor_constructor_in_a_kernel_makes_a_workspace() -> None:
     ]
     x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
     np.testing.assert_allclose(compile_kernel(module)({"x": x})["out"], x * 0.25, rtol=1e-6)
+
+
+def test_rms_norm_composite_matches_numpy() -> None:
+    import ml_dtypes
+
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((6, 64)).astype(bf16)
+    w = rng.standard_normal(64).astype(bf16)
+    module = load_file(
+        DATA / "jit_rms_norm.py", args={"hidden_states": x, "weight": w, "output": x, "eps": 1e-5}
+    )
+    out = compile_kernel(module)({"hidden_states": x, "weight": w})["output"]
+    x64 = x.astype(np.float64)
+    golden = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-5) * w.astype(np.float64)
+    np.testing.assert_allclose(out.astype(np.float64), golden, rtol=2**-7, atol=2e-2)
+    ast.parse(emit(module))
