@@ -6,6 +6,10 @@ walks the tree without recursion first and refuses such a file at the offending 
 stating the limit. Statements nest at most `MAX_NESTING` deep (the IR's own limit, see
 `tileir.diagnostics`), expressions at most `MAX_EXPRESSION_DEPTH` (Python's parser
 allows 200 nested parentheses; the chain of a binary operator nests the same way).
+
+`MAX_TRACE_STEPS` bounds the work of translation-time Python loops instead: `range`
+loops and comprehensions run when a kernel is read, so `for _ in range(10**9)` would
+trace for hours; past the budget the loop is refused at its `for`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ import ast
 from tileir.diagnostics import MAX_NESTING
 
 MAX_EXPRESSION_DEPTH = 200
+
+MAX_TRACE_STEPS = 200_000
+"""Iterations of translation-time Python loops (`for` over `range` / lists,
+comprehensions) one kernel may run, all loops together."""
 
 _BLOCKS = (
     ast.For,

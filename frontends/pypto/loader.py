@@ -194,19 +194,24 @@ def load_module(text: str, filename: str) -> LoadedFile:
     SOURCES.forget_files()  # helper files are read again: they may have changed
     tree = SOURCES.add(filename, text)
     stem = "".join(c if c.isalnum() else "_" for c in Path(filename).stem)
-    name = f"_tileir_kernel_{next(_counter)}_{stem}"
+    folder = Path(filename).resolve().parent if Path(filename).exists() else None
+    # The module sits in a package of its own whose path is the file's folder, so that
+    # `from .sibling import f` finds the sibling as Python would inside the real package.
+    package = types.ModuleType(f"_tileir_kernel_{next(_counter)}")
+    package.__path__ = [str(folder)] if folder is not None else []
+    name = f"{package.__name__}.{stem}"
     spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     module.__file__ = filename
-    folder = Path(filename).resolve().parent if Path(filename).exists() else None
+    module.__package__ = package.__name__
     try:
         code = compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as e:  # what only the compiler checks (`continue` outside a loop)
         raise TileirError(
             f"{filename}:{e.lineno or 0}:{e.offset or 0}: error: invalid Python: {e.msg}"
         ) from None
-    with _patched(name, module, folder), standin.collecting() as made:
+    with _patched({package.__name__: package, name: module}, folder), standin.collecting() as made:
         try:
             exec(code, module.__dict__)
         except KeyboardInterrupt:
@@ -217,7 +222,7 @@ def load_module(text: str, filename: str) -> LoadedFile:
 
 
 @contextmanager
-def _patched(name: str, module: types.ModuleType, folder: Path | None) -> Iterator[None]:
+def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[None]:
     saved_path = list(sys.path)
     hidden = {k: v for k, v in sys.modules.items() if k == "pypto" or k.startswith("pypto.")}
     before = set(sys.modules)
@@ -228,19 +233,31 @@ def _patched(name: str, module: types.ModuleType, folder: Path | None) -> Iterat
     if "torch_npu" not in sys.modules and importlib.util.find_spec("torch_npu") is None:
         sys.modules["torch_npu"] = types.ModuleType("torch_npu", "tileir's empty stand-in")
         stubbed.append("torch_npu")
-    sys.modules[name] = module
+    sys.modules.update(own)
     if folder is not None:
         sys.path.insert(0, str(folder))
+        root = _package_root(folder)
+        if root != folder:
+            sys.path.insert(1, str(root))
     try:
         yield
     finally:
         sys.path[:] = saved_path
         for k in list(sys.modules):
-            if k not in before and (k == name or k in stubbed or _unload(sys.modules[k])):
+            if k not in before and (k in own or k in stubbed or _unload(sys.modules[k])):
                 del sys.modules[k]
         for k in [k for k in sys.modules if k == "pypto" or k.startswith("pypto.")]:
             del sys.modules[k]
         sys.modules.update(hidden)
+
+
+def _package_root(folder: Path) -> Path:
+    """The first folder upwards without an `__init__.py`: where the file's top-level
+    package lives (`deepseek_v4/x.py` importing `deepseek_v4.common` or a sibling package),
+    the folder pytest's default `prepend` import mode puts on `sys.path` for a test file."""
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
 
 
 def _unload(mod: Any) -> bool:

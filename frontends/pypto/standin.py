@@ -45,7 +45,7 @@ __all__ = [
     "pypto_name",
 ]
 
-SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed")
+SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed", "operation")
 """`import pypto.<name>` works for these (their names are `PyptoRef`s like the rest)."""
 
 STANDIN_PATH = "__tileir_standin_path__"
@@ -102,8 +102,19 @@ def collecting() -> Iterator[list[JitKernel]]:
         _registries[:] = [r for r in _registries if r is not found]
 
 
+NPU_ARCH = "DAV_2201"
+"""`pypto.platform.npuarch`: the architecture kernels are traced for. PyPTO reads it when
+the kernel is traced (`if pypto.platform.npuarch == "DAV_3510": ...` picks code for
+Ascend 950), and PyPTO 0.2.0 reports DAV_2201 (Ascend 910B / A2-A3) on the CPU, where
+tileir's PyPTO output runs; so tileir traces for that one too, and the numpy run and the
+emitted PyPTO take the same branches."""
+
+
 def pypto_name(path: tuple[str, ...]) -> Any:
-    """`pypto.<path>`: a data type for `DT_*` names tileir knows, else a `PyptoRef`."""
+    """`pypto.<path>`: a data type for `DT_*` names tileir knows, `NPU_ARCH` for
+    `platform.npuarch`, else a `PyptoRef`."""
+    if path == ("platform", "npuarch"):
+        return NPU_ARCH
     last = path[-1] if path else ""
     if last.startswith("DT_") and (len(path) == 1 or path[-2] == "DataType"):
         if last in dtypes.BY_PYPTO:
@@ -204,6 +215,16 @@ HOST_NO_OPS: frozenset[tuple[str, ...]] = frozenset(
 no effect on any value a kernel computes, so no-ops at import time (and in interpret
 mode, where scripts call them around their kernels)."""
 
+
+def _op_wrapper(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """`@pypto.operation.op_wrapper`: PyPTO's adapter for functions that call its C++
+    core (`pypto_impl`); the function stays as written, and the translator reports the
+    `pypto_impl` call it cannot read, where it is called."""
+    if len(args) != 1 or kwargs or not callable(args[0]):
+        raise StandinError("@pypto.operation.op_wrapper decorates a function")
+    return args[0]
+
+
 _AT_IMPORT: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {
     ("frontend", "jit"): _jit,
     ("frontend", "function"): _function,
@@ -211,6 +232,7 @@ _AT_IMPORT: dict[tuple[str, ...], Callable[[tuple[Any, ...], dict[str, Any]], An
     ("Tensor",): _tensor,
     ("tensor",): _tensor,
     **dict.fromkeys(HOST_NO_OPS, _no_op),
+    ("operation", "op_wrapper"): _op_wrapper,
 }
 
 

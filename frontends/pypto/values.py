@@ -19,7 +19,7 @@ from xdsl.ir import SSAValue
 from tileir.dialect.dtypes import ElementType
 
 if TYPE_CHECKING:
-    from frontends.pypto.translator import Scope
+    from frontends.pypto.evaluator import Scope
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,7 @@ EXAMPLES: dict[str, str] = {
     "experimental.set_operation_options": (
         "pypto.experimental.set_operation_options(combine_axis=True)\nr = pypto.exp(x)"
     ),
+    "set_matrix_size": "pypto.set_matrix_size([16, 64, 16])\nr = pypto.exp(x)",
 }
 
 

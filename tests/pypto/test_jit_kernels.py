@@ -60,3 +60,27 @@ def test_shapes_from_the_call_on_real_pypto(source: str, tmp_path: Path) -> None
     out = run_kernel(path, "exp_rows", args, {"x": x}, outputs=["out"])
     golden = np.exp(x.astype(np.float32))
     np.testing.assert_allclose(out["out"].astype(np.float32), golden, rtol=2**-7, atol=1e-3)
+
+
+def test_gym_constructs_on_real_pypto(tmp_path: Path) -> None:
+    """`jit_gym_constructs.row_softmax` as tileir writes it back (cache policy, matrix
+    size, format, cond on `is_loop_begin`, [1, 1] into rank 1) on pypto 0.2.0."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((13, 32)).astype(np.float32)
+    w = rng.standard_normal((4, 16)).astype(np.float32)
+    module = load_file(DATA / "jit_gym_constructs.py", kernel="row_softmax")
+    path = tmp_path / "emitted.py"
+    path.write_text(emit(module))
+    args = [
+        ArgSpec("x", (13, 32), "f32", (0,)),
+        ArgSpec("w", (4, 16), "f32"),
+        ArgSpec("y", (13, 32), "f32", (0,)),
+        ArgSpec("total", (1,), "f32"),
+    ]
+    out = run_kernel(path, "row_softmax", args, {"x": x, "w": w}, outputs=["y", "total"])
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    p[:8] *= 2.0
+    np.testing.assert_allclose(out["y"], p, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out["total"], [w.astype(np.float64).sum()], rtol=1e-4, atol=1e-4)

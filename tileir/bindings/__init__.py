@@ -12,7 +12,7 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 | `matmul`      | matmul (and `CUBE_OPS`, the one place that says matmul is Cube work) |
 | `gather`      | gathermask gather index_select topk                              |
 | `scatter`     | scatter_update scatter scatter_ index_put_                       |
-| `creation`    | arange fillpad zeros ones, `Element` (a value, no op: `VALUES`), `rms_norm` (a composite of other bindings: `COMPOSITES`) |
+| `creation`    | arange fillpad zeros ones, `Element` (a value, no op: `VALUES`) |
 | `control`     | is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes set_semantic_label |
 | `index`       | index arithmetic (`arith` on loop indices) <-> Python operators  |
 
@@ -40,7 +40,6 @@ from tileir.bindings.binding import (
     BY_OP,
     BY_OPERATOR,
     BY_PYPTO,
-    COMPOSITES,
     HELPER_OPS,
     HELPERS,
     VALUES,
@@ -53,7 +52,6 @@ __all__ = [
     "BY_OP",
     "BY_OPERATOR",
     "BY_PYPTO",
-    "COMPOSITES",
     "HELPERS",
     "HELPER_OPS",
     "INTERNAL",

@@ -101,17 +101,3 @@ def alias(binding: Binding) -> None:
 VALUES: dict[str, Callable[..., Any]] = {}
 """PyPTO functions that make a plain Python value of the kernel, no op (`Element`): the
 frontend calls them at translation time, inside a kernel and in module-level code."""
-
-
-@dataclass(frozen=True)
-class Composite:
-    """A PyPTO function that PyPTO itself defines in Python over other functions
-    (`rms_norm`): no op of its own; `read` builds it from other bindings' readers, and
-    `-t pypto` writes those ops."""
-
-    pypto: str
-    signature: Callable[..., None]
-    read: Reader
-
-
-COMPOSITES: dict[str, Composite] = {}

@@ -1,7 +1,7 @@
 """Loop state and settings: `pypto.is_loop_begin / is_loop_end` and the
 `set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements, and the
-compiler options `set_pass_options / experimental.set_operation_options` (one op,
-`pto.set_options`, whose `kind` says which function).
+compiler options `set_pass_options / experimental.set_operation_options /
+set_matrix_size` (one op, `pto.set_options`, whose `kind` says which function).
 
 Settings change how PyPTO tiles and labels the ops after them and compute nothing, so
 their numpy rule is a no-op. `pypto.loop` / `loop_unroll` are not bindings: the
@@ -28,6 +28,7 @@ def _sig_set_vec_tile_shapes(*shapes): ...
 def _sig_set_cube_tile_shapes(m, k, n, enable_split_k=False): ...
 def _sig_set_semantic_label(label): ...
 def _sig_set_options(**options): ...
+def _sig_set_matrix_size(size): ...
 
 
 def loop_state(pypto: str, op_cls: type[Operation]) -> Binding:
@@ -131,6 +132,7 @@ PYPTO_020_OPTIONS: dict[str, frozenset[str]] = {
         }
     ),
     "operation_options": frozenset({"force_combine_axis", "combine_axis"}),
+    "matrix_size": frozenset({"size"}),
 }
 """The keywords PyPTO 0.2.0's `set_pass_options` / `experimental.set_operation_options`
 take (from their signatures in 0.2.0); newer PyPTO has more (`ooo_sched_mode` ...)."""
@@ -190,6 +192,16 @@ def _write_options(w: Any, op: pto.SetOptionsOp) -> str:
     return call
 
 
+def _read_matrix_size(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+    """`pypto.set_matrix_size([m, k, n])`: the matmul sizes PyPTO's Cube tiling assumes,
+    kept as `pto.set_options "matrix_size" {size = [m, k, n]}`."""
+    size = b["size"]
+    if isinstance(size, list | tuple):
+        size = [fe.resolve(v, node) for v in size]
+    size = fe.static_ints(size, node, "pypto.set_matrix_size")
+    fe.emit(pto.SetOptionsOp("matrix_size", DictionaryAttr({"size": fe.to_attr(size, node)})), node)
+
+
 _OPTIONS = Binding(
     "set_pass_options",
     pto.SetOptionsOp,
@@ -233,5 +245,10 @@ alias(
         _OPTIONS,
         pypto="experimental.set_operation_options",
         read=_reader_options("operation_options"),
+    )
+)
+alias(
+    replace(
+        _OPTIONS, pypto="set_matrix_size", signature=_sig_set_matrix_size, read=_read_matrix_size
     )
 )

@@ -12,7 +12,6 @@ module-level code (`NEG_INF = pypto.Element(...)`).
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 from typing import Any
 
@@ -26,14 +25,12 @@ from tileir.bindings import elementwise  # noqa: F401 (registers pypto.full, whi
 from tileir.bindings.binding import (
     BY_OP,
     BY_PYPTO,
-    COMPOSITES,
     VALUES,
     Binding,
-    Composite,
     alias,
     register,
 )
-from tileir.bindings.reading import is_number, shape
+from tileir.bindings.reading import is_number
 from tileir.dialect import dtypes, pto, shapes
 
 
@@ -209,38 +206,3 @@ for _name, _value in (("zeros", 0), ("ones", 1)):
 # --------------------------------------------------------------------------- rms_norm
 
 
-def _sig_rms_norm(input, gamma=None, epsilon=1e-6): ...
-
-
-def _read_rms_norm(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
-    """`pypto.rms_norm(x, gamma=None, epsilon=1e-6)` over the last dim, as PyPTO 0.2.0
-    defines it in Python: in FP32, `x / sqrt(sum(x * x / n, -1) + eps)`, times gamma
-    (reshaped to `[1, ..., C]`) when given, cast back to x's dtype."""
-
-    def call(name: str, **args: Any) -> Any:
-        binding = BY_PYPTO[name]
-        bound = inspect.signature(binding.signature).bind_partial(**args)
-        bound.apply_defaults()
-        return binding.read(fe, dict(bound.arguments), node)
-
-    x_in = fe.tile(b["input"], node, "pypto.rms_norm input")
-    elem = dtypes.element_type(x_in.type.get_element_type())
-    f32 = dtypes.BY_PYPTO["DT_FP32"]
-    x = x_in if elem == f32 else call("cast", input=x_in, dtype=f32)
-    eps = fe.resolve(b["epsilon"], node)
-    if not is_number(eps):
-        fe.fail(node, f"pypto.rms_norm epsilon must be a number, got {fe.describe(eps)}")
-    n = shape(x)[-1]
-    squares = call("mul", input=call("mul", input=x, other=x), other=1.0 / n)
-    mean = call("sum", input=squares, dim=-1, keepdim=True)
-    y = call("div", input=x, other=call("sqrt", input=call("add", input=mean, other=eps)))
-    if b["gamma"] is not None:
-        g = fe.tile(b["gamma"], node, "pypto.rms_norm gamma")
-        g = call("reshape", input=g, shape=[1] * (len(shape(x)) - 1) + [shape(g)[-1]])
-        if dtypes.element_type(g.type.get_element_type()) != f32:
-            g = call("cast", input=g, dtype=f32)
-        y = call("mul", input=y, other=g)
-    return y if elem == f32 else call("cast", input=y, dtype=elem)
-
-
-COMPOSITES["rms_norm"] = Composite("rms_norm", _sig_rms_norm, _read_rms_norm)

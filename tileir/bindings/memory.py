@@ -110,6 +110,21 @@ def _write_view(w: Any, op: pto.ViewOp) -> str:
 # --------------------------------------------------------------------------- assemble
 
 
+def drop_unit_dims(fe: Any, src: SSAValue, rank: int, node: ast.AST) -> SSAValue:
+    """A tile written into a tensor of lower rank (a [1, 1] row sum into a rank-1
+    output, as PyPTO assembles it): reshaped to `rank` dims when the extra leading dims
+    are all 1; any other tile as it is (the rank check then names the mismatch)."""
+    dims = shape(src)
+    extra = len(dims) - rank
+    if extra <= 0 or rank == 0 or any(d != 1 for d in dims[:extra]) or DYNAMIC_INDEX in dims:
+        return src
+    return fe.read_call(
+        "reshape",
+        {"input": src, "shape": list(dims[extra:]), "valid_shape": None, "inplace": False},
+        node,
+    )
+
+
 def _read_assemble(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
     dst = fe.resolve(b["dst"], node)
     if not is_mem(dst):
@@ -120,6 +135,7 @@ def _read_assemble(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
         )
     src = fe.tile(b["src"], node, "pypto.assemble source")
     offsets = fe.mixed(b["offsets"], node, "pypto.assemble offsets")
+    src = drop_unit_dims(fe, src, len(shape(dst)), node)
     if len(offsets) != len(shape(dst)) or len(shape(src)) != len(offsets):
         fe.fail(
             node,

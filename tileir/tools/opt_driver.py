@@ -68,11 +68,14 @@ def add_kernel_call_arguments(arg_parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _load_kernel_call(chunk: IO[bytes], name: str, args: list[str], inputs: list[str]) -> ModuleOp:
+def _load_kernel_call(
+    chunk: IO[bytes], name: str, kernel: str | None, args: list[str], inputs: list[str]
+) -> ModuleOp:
     from frontends.pypto import load_source
     from frontends.pypto.specialise import parse_cli_args
 
-    return load_source(decode_source(chunk.read(), name), name, args=parse_cli_args(args, inputs))
+    text = decode_source(chunk.read(), name)
+    return load_source(text, name, kernel, args=parse_cli_args(args, inputs))
 
 
 class TileirOptMain(xDSLOptMain):
@@ -106,6 +109,12 @@ class TileirOptMain(xDSLOptMain):
             "SIM cost model (after the passes; see tileir.tuning.cost_lines)",
         )
         add_kernel_call_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--kernel",
+            metavar="NAME",
+            help="for a .py file: read only this kernel (its function name or the "
+            "module-level name it is bound to), so that --arg applies to it alone",
+        )
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if not self.args.cost:
@@ -118,8 +127,12 @@ class TileirOptMain(xDSLOptMain):
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
         frontend = self.args.frontend or file_extension
-        if frontend == "py" and (self.args.arg or self.args.input):
-            return _load_kernel_call(chunk, self.get_input_name(), self.args.arg, self.args.input)
+        if frontend == "py" and (self.args.arg or self.args.input or self.args.kernel):
+            return _load_kernel_call(
+                chunk, self.get_input_name(), self.args.kernel, self.args.arg, self.args.input
+            )
+        if self.args.kernel is not None:
+            raise TileirError("error: --kernel is for .py kernel files")
         if frontend != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
         text = decode_source(chunk.read(), self.get_input_name())

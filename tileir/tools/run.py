@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 
-def _load_module(path: Path, call: dict[str, object] | None = None) -> ModuleOp:
+def _load_module(
+    path: Path, call: dict[str, object] | None = None, kernel: str | None = None
+) -> ModuleOp:
     from tileir.diagnostics import TileirError
 
     if path.suffix == ".py":
@@ -38,7 +40,7 @@ def _load_module(path: Path, call: dict[str, object] | None = None) -> ModuleOp:
                 f"error: {path}: reading PyPTO kernel files needs tileir's PyPTO frontend "
                 "(frontends.pypto.load_file), which is not available"
             ) from None
-        return load_file(str(path), args=call)
+        return load_file(str(path), kernel, args=call)
     from tileir.diagnostics import decode_source
     from tileir.ir import parse_module
 
@@ -108,9 +110,12 @@ def run_cli(args: argparse.Namespace) -> None:
     from tileir.npyio import load_npy
     from tileir.tools.outputs import pause_for_test, staged_outputs
 
-    module = _load_module(Path(args.file), _kernel_call(args))
+    py = Path(args.file).suffix == ".py"
+    call = _kernel_call(args)
+    module = _load_module(Path(args.file), call, args.kernel if py else None)
     try:
-        plan = compile_kernel(module, args.kernel)
+        # a .py file was read for that kernel only (named by function or module-level name)
+        plan = compile_kernel(module, None if py else args.kernel)
     except TileirError as e:  # which kernel: name the file when the error has no place
         raise TileirError(f"{args.file}: {e}" if str(e).startswith("error:") else str(e)) from None
     files = _parse_inputs(args.input)
@@ -135,6 +140,7 @@ def run_cli(args: argparse.Namespace) -> None:
             ) from None
         for name, array in generated.items():
             inputs.setdefault(name, array)
+    _size_outputs(plan, inputs, call or {}, py)
     try:
         outputs = plan(inputs)
     except (ValueError, MemoryError) as e:  # allocating the outputs; ops report their own
@@ -175,6 +181,39 @@ def _parse_dims(specs: Sequence[str]) -> dict[str, int]:
             raise TileirError(f"error: --dim {spec!r}: expected NAME=SIZE with SIZE > 0")
         dims[name] = int(size)
     return dims
+
+
+def _size_outputs(plan, inputs: dict[str, np.ndarray], call: dict[str, object], py: bool) -> None:  # type: ignore[no-untyped-def]
+    """Outputs whose dynamic dims no input sets: sized by the call's `--arg out=AxB...`
+    (a zero array of that shape, as a given output starts), else a located error that
+    names the flag to give."""
+    import numpy as np
+
+    from tileir.diagnostics import error_at
+
+    dims = _dims_of(plan, inputs)
+    for name in plan.outputs:
+        if name in inputs:
+            continue
+        syms = plan.kernel.dynamic_names(name)
+        if all(s in dims for s in syms):
+            continue
+        given = call.get(name)
+        if py and given is not None:
+            from frontends.pypto.specialise import ArgShape  # a .py call: the frontend is in
+
+            if not isinstance(given, ArgShape):
+                given = None
+        if given is not None:
+            inputs[name] = np.zeros(given.shape, plan.dtype(name))
+            continue
+        missing = next(s for s in syms if s not in dims)
+        flag = f"--arg {name}=AxBx<dtype>" if py else f"--input {name}=FILE.npy"
+        raise error_at(
+            plan.kernel,
+            f"kernel @{plan.name}: cannot size output {name!r}: its dynamic dim {missing} is "
+            f"not set by any input; give its shape with {flag}",
+        )
 
 
 def _dims_of(plan, inputs: dict[str, np.ndarray]) -> dict[str, int]:  # type: ignore[no-untyped-def]

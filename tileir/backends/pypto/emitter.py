@@ -379,8 +379,28 @@ class _KernelWriter:
         kwargs = ", ".join(f"{sanitize(key)}={literal(v)}" for key, v in options.items())
         head = [f"@pypto.frontend.jit({kwargs})", f"def {sanitize(k.sym_name.data, 'kernel')}("]
         head += [f"{INDENT}{p}," for p in params] + ["):"]
+        self.cache_policies()
         self.body(k.body.block, 1)
         return head + self.lines
+
+    def cache_policies(self) -> None:
+        """`x.set_cache_policy(pypto.CachePolicy.P, flag)` for the kernel's
+        `cache_policies`, first in the body (a property of the argument for PyPTO's
+        compiler); policies PyPTO 0.2.0 lacks are named in a comment instead."""
+        table = self.kernel.attributes.get("cache_policies")
+        if not isinstance(table, DictionaryAttr):
+            return
+        args = dict(zip(self.kernel.names, self.kernel.body.block.args, strict=True))
+        for name, policies in table.data.items():
+            if name not in args or not isinstance(policies, DictionaryAttr):
+                raise error_at(self.kernel, f"cache_policies names no argument {name!r}")
+            for policy, flag in policies.data.items():
+                member = _pypto_name(policy)
+                value = "True" if isinstance(flag, IntegerAttr) and flag.value.data else "False"
+                if member.removeprefix("pypto.CachePolicy.") in PYPTO_020_CACHE_POLICIES:
+                    self.line(1, f"{self.names[args[name]]}.set_cache_policy({member}, {value})")
+                else:
+                    self.line(1, f"# tileir: PyPTO 0.2.0 has no {member}: left out")
 
     def body(self, block: Block, depth: int) -> None:
         start = len(self.lines)
@@ -576,6 +596,10 @@ class PyptoTarget(Target):
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         output.write(emit_module(module))
+
+
+PYPTO_020_CACHE_POLICIES = frozenset({"NONE_CACHEABLE"})
+"""The `pypto.CachePolicy` members of PyPTO 0.2.0 (its `pypto_impl.pyi`)."""
 
 
 def _pypto_name(dotted: str) -> str:

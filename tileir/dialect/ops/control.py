@@ -153,6 +153,7 @@ class SetSemanticLabelOp(IRDLOperation):
 OPTION_FUNCTIONS: dict[str, str] = {
     "pass_options": "set_pass_options",
     "operation_options": "experimental.set_operation_options",
+    "matrix_size": "set_matrix_size",
 }
 """`pto.set_options` kinds -> the PyPTO function (inside `pypto`) that sets them."""
 

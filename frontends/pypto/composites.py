@@ -1,0 +1,34 @@
+"""PyPTO library functions that are compositions of other PyPTO functions.
+
+PyPTO writes some of its API in Python on top of its own ops (`pypto.rms_norm` is a cast,
+a sum, a square root and a division); tileir reads a call of one by inlining the
+composition below, written against the `pypto` API as a kernel is, so each piece becomes
+the op its binding reads and nothing here has semantics of its own. The names are bound
+to the stand-in `pypto` when inlined (this module does not import it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+pypto: Any = None
+"""Bound to the stand-in `pypto` by the translator when a composite is inlined."""
+
+
+def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Any:
+    """`pypto.rms_norm(input, gamma=None, epsilon=1e-6)`: `x / sqrt(mean(x**2) + eps)`
+    over the last dim, in FP32, times `gamma` (shape `[C]`) when given, in `input`'s
+    dtype."""
+    # The order of PyPTO 0.2.0's own definition (pypto/operator.py), so that the bits
+    # agree: each square is scaled by 1/C before the sum; `x * ones / y` there is `x / y`.
+    wide = input.dtype != pypto.DT_FP32
+    x = pypto.cast(input, pypto.DT_FP32) if wide else input
+    mean_square = pypto.sum(x * x * (1.0 / x.shape[-1]), -1, keepdim=True)
+    y = x / pypto.sqrt(mean_square + epsilon)
+    if gamma is not None:
+        g = pypto.reshape(gamma, [1] * (len(x.shape) - 1) + [gamma.shape[0]])
+        y = y * (pypto.cast(g, pypto.DT_FP32) if g.dtype != pypto.DT_FP32 else g)
+    return pypto.cast(y, input.dtype) if wide else y
+
+
+COMPOSITES = {"rms_norm": rms_norm}
+"""`pypto.<name>` -> its composition."""

@@ -1,0 +1,190 @@
+"""PyPTO-Gym constructs read by the frontend (issue 14): `pypto.ceildiv`, Python `min` on
+index values, `pypto.cond`, `pypto.symbolic_scalar`, tensor methods, `TileOpFormat`,
+`Tensor.set_cache_policy`, `pypto.set_matrix_size`, `pypto.platform.npuarch`,
+`range(x.dim)`, a [1, 1] tile into a rank-1 tensor, the budget of translation-time loops,
+`--kernel` on tileir-opt and tileir-run sizing outputs from `--arg`.
+
+The kernels are in `data/jit/jit_gym_constructs.py`, written in the Gym's style; each
+result is checked against numpy written here."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frontends.pypto import load_file
+from tileir.backends.numpy import compile_kernel
+from tileir.backends.pypto import emit
+from tileir.diagnostics import TileirError
+from tileir.dialect import pto
+
+DATA = Path(__file__).parent / "data" / "jit"
+FILE = DATA / "jit_gym_constructs.py"
+
+
+def _softmax_golden(x: np.ndarray, tile: int = 8) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    p[:tile] *= 2.0  # the first loop iteration (`pypto.is_loop_begin`) doubles its rows
+    return p
+
+
+@pytest.mark.parametrize("rows", [5, 8, 19])
+def test_gym_constructs_compute_what_numpy_says(rows: int) -> None:
+    module = load_file(FILE, kernel="row_softmax")
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 32)).astype(np.float32)
+    w = rng.standard_normal((4, 16)).astype(np.float32)
+    out = compile_kernel(module)(
+        {"x": x, "w": w, "y": np.zeros_like(x), "total": np.zeros(1, np.float32)}
+    )
+    np.testing.assert_allclose(out["y"], _softmax_golden(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["total"], [w.astype(np.float64).sum()], rtol=1e-5)
+
+
+def test_compiler_options_are_kept_in_the_ir_and_written_back() -> None:
+    module = load_file(FILE, kernel="row_softmax")
+    (k,) = [op for op in module.ops if isinstance(op, pto.KernelOp)]
+    policies = k.attributes["cache_policies"].data["x"].data
+    assert list(policies) == ["pypto.CachePolicy.NONE_CACHEABLE"]
+    assert k.attributes["tensor_formats"].data["x"].data == "pypto.TileOpFormat.TILEOP_ND"
+    sizes = [op for op in k.walk() if isinstance(op, pto.SetOptionsOp)]
+    assert [
+        (op.kind.data, [a.value.data for a in op.options.data["size"].data]) for op in sizes
+    ] == [("matrix_size", [8, 32, 16])]
+    # npuarch is DAV_2201 (PyPTO 0.2.0 on the CPU): the `else` branch's tile shape
+    vec = [op for op in k.walk() if isinstance(op, pto.SetVecTileShapesOp)]
+    assert [list(op.shape.get_values()) for op in vec] == [[8, 32]]
+    text = emit(module)
+    ast.parse(text)
+    assert "x.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)" in text
+    assert "pypto.set_matrix_size(size=[8, 32, 16])" in text
+    assert "format=pypto.TileOpFormat.TILEOP_ND" in text
+
+
+def test_emitted_kernel_reads_back_to_the_same_numbers() -> None:
+    module = load_file(FILE, kernel="row_softmax")
+    again = DATA.parent / "_emitted_gym_constructs.py"
+    try:
+        again.write_text(emit(module))
+        back = load_file(again, kernel="row_softmax")
+    finally:
+        again.unlink(missing_ok=True)
+    x = np.random.default_rng(3).standard_normal((11, 32)).astype(np.float32)
+    w = np.ones((4, 16), np.float32)
+    out = compile_kernel(back)(
+        {"x": x, "w": w, "y": np.zeros_like(x), "total": np.zeros(1, np.float32)}
+    )
+    np.testing.assert_allclose(out["y"], _softmax_golden(x), rtol=1e-5, atol=1e-6)
+    assert out["total"][0] == 64.0
+
+
+def test_symbolic_scalar_needs_a_value() -> None:
+    src = (
+        "import pypto\n\n@pypto.frontend.jit\n"
+        "def k(x: pypto.Tensor([8], pypto.DT_FP32), out: pypto.Tensor([8], pypto.DT_FP32)):\n"
+        "    n = pypto.symbolic_scalar('n')\n    out[:] = x\n"
+    )
+    from frontends.pypto import load_source
+
+    with pytest.raises(TileirError, match=r"k\.py:5:9: error: pypto\.symbolic_scalar\('n'\)"):
+        load_source(src, "k.py")
+
+
+def test_translation_time_loops_have_a_budget() -> None:
+    with pytest.raises(TileirError) as e:
+        load_file(FILE, kernel="traced_forever")
+    text = str(e.value)
+    assert "jit_gym_constructs.py:" in text and "for _ in range(10**9)" in text
+    assert "translation-time Python loops ran more than" in text
+    assert "pypto.loop" in text
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def test_tileir_opt_kernel_selects_one_kernel_so_arg_applies_to_it() -> None:
+    # `scale` is a parameter of scale_rows only; `x=3x16xf32` would not fit row_softmax's x
+    p = _cli(
+        "tileir.tools.opt", str(FILE), "--kernel", "scale_rows",
+        "--arg", "x=3x16xf32", "--arg", "out=3x16xf32", "--arg", "scale=0.5",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("pto.kernel @") == 1
+    assert "pto.kernel @scale_rows(%x: memref<3x16xf32>, %out: memref<3x16xf32>)" in p.stdout
+    assert "5.000000e-01" in p.stdout
+    bad = _cli("tileir.tools.opt", str(FILE), "--kernel", "nope")
+    assert bad.returncode != 0 and "no @pypto.frontend.jit kernel named 'nope'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_tileir_run_sizes_a_dynamic_output_from_arg(tmp_path: Path) -> None:
+    x = np.random.default_rng(0).standard_normal((13, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "w.npy", np.ones((4, 16), np.float32))
+    common = [
+        "tileir.tools.run", str(FILE), "--kernel", "row_softmax",
+        "--input", f"x={tmp_path / 'x.npy'}", "--input", f"w={tmp_path / 'w.npy'}",
+    ]  # fmt: skip
+    missing = _cli(*common, "--output-dir", str(tmp_path / "a"))
+    assert missing.returncode != 0
+    assert "cannot size output 'y'" in missing.stderr
+    assert "--arg y=AxBx<dtype>" in missing.stderr and "Traceback" not in missing.stderr
+    assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
+    ok = _cli(*common, "--arg", "y=13x32xf32", "--output-dir", str(tmp_path / "b"))
+    assert ok.returncode == 0, ok.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "b" / "y.npy"), _softmax_golden(x), rtol=1e-5)
+
+
+def test_relative_imports_and_op_wrapper_helpers() -> None:
+    module = load_file(
+        DATA / "relpkg" / "relative_kernel.py", args={"x": "8x16xf32", "out": "8x16xf32"}
+    )
+    x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+    out = compile_kernel(module)({"x": x, "out": np.zeros_like(x)})["out"]
+    np.testing.assert_allclose(out, np.exp(x.astype(np.float64) - 1.0), rtol=1e-5)
+    assert not [m for m in sys.modules if m.startswith("_tileir_kernel_")]
+
+
+def test_a_kernel_in_a_package_imports_it_by_name() -> None:
+    module = load_file(DATA / "pkgroot" / "gymmodel" / "gym_scaled.py")
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    np.testing.assert_array_equal(compile_kernel(module)({"x": x})["out"], x * 3.0)
+    assert "gymmodel" not in sys.modules and "gymmodel.gym_scales" not in sys.modules
+
+
+def test_tensor_constructor_in_a_kernel_makes_a_workspace() -> None:
+    module = load_file(
+        FILE, kernel="scale_rows", args={"x": "3x16xf32", "out": "3x16xf32", "scale": 0.25}
+    )
+    assert [op.result.type.get_shape() for op in module.walk() if isinstance(op, pto.TensorOp)] == [
+        (3, 16)
+    ]
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    np.testing.assert_allclose(compile_kernel(module)({"x": x})["out"], x * 0.25, rtol=1e-6)
+
+
+def test_rms_norm_composite_matches_numpy() -> None:
+    import ml_dtypes
+
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((6, 64)).astype(bf16)
+    w = rng.standard_normal(64).astype(bf16)
+    module = load_file(
+        DATA / "jit_rms_norm.py", args={"hidden_states": x, "weight": w, "output": x, "eps": 1e-5}
+    )
+    out = compile_kernel(module)({"hidden_states": x, "weight": w})["output"]
+    x64 = x.astype(np.float64)
+    golden = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-5) * w.astype(np.float64)
+    np.testing.assert_allclose(out.astype(np.float64), golden, rtol=2**-7, atol=2e-2)
+    ast.parse(emit(module))
