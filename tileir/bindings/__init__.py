@@ -10,9 +10,9 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 | `reduce`      | sum amax amin                                                    |
 | `memory`      | tensor view assemble reshape transpose concat unsqueeze expand_clone |
 | `matmul`      | matmul (and `CUBE_OPS`, the one place that says matmul is Cube work) |
-| `gather`      | gathermask gather index_select topk                              |
+| `gather`      | gathermask gather index_select topk deinterleave                 |
 | `scatter`     | scatter_update scatter scatter_ index_put_                       |
-| `creation`    | arange fillpad zeros ones, `Element` (a value, no op: `VALUES`) |
+| `creation`    | arange fillpad zeros ones (op classes in `dialect/ops/elementwise.py`), `Element` (a value, no op: `VALUES`) |
 | `control`     | is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes set_semantic_label |
 | `index`       | index arithmetic (`arith` on loop indices) <-> Python operators  |
 
