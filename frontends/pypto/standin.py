@@ -28,7 +28,15 @@ from typing import Any
 from frontends.pypto.values import Dynamic, PyptoRef, TensorSpec
 from tileir.dialect import dtypes
 
-__all__ = ["JitKernel", "StandinError", "call_at_import", "collecting", "modules", "pypto_name"]
+__all__ = [
+    "JitKernel",
+    "StandinError",
+    "call_at_import",
+    "collecting",
+    "modules",
+    "on_kernel_call",
+    "pypto_name",
+]
 
 SUBMODULES = ("frontend", "experimental", "platform", "runtime", "distributed", "operation")
 """`import pypto.<name>` works for these (their names are `PyptoRef`s like the rest)."""
@@ -63,6 +71,8 @@ class JitKernel:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in reversed(_call_hooks):
+            hook(self, args, kwargs)  # a factory being called by tileir stops here
         raise StandinError(
             f"tileir reads the kernel {self.fn.__name__}() but does not run it from Python; "
             "build its IR with frontends.pypto.load_function(kernel, *args)"
@@ -73,6 +83,20 @@ class JitKernel:
 
 
 _registries: list[list[JitKernel]] = []
+_call_hooks: list[Callable[[JitKernel, tuple[Any, ...], dict[str, Any]], None]] = []
+
+
+@contextmanager
+def on_kernel_call(
+    hook: Callable[[JitKernel, tuple[Any, ...], dict[str, Any]], None],
+) -> Iterator[None]:
+    """Run `hook(kernel, args, kwargs)` when a kernel is called while the block runs (a
+    factory tileir calls: the wrapper's call of the kernel is the specialisation)."""
+    _call_hooks.append(hook)
+    try:
+        yield
+    finally:
+        _call_hooks[:] = [h for h in _call_hooks if h is not hook]
 
 
 @contextmanager
