@@ -8,8 +8,9 @@ it. Only for the duration of that import, and only inside tileir's loading:
   stand-in, so the real `pypto` is never needed (any real `pypto.*` entries are hidden and
   put back after);
 - the file's folder is first on `sys.path`, so `import helpers` finds a sibling module;
-- `torch_npu`, when it is not installed, is an empty module (it only registers the NPU
-  device with torch; nothing a kernel reads comes from it).
+- `torch_npu`, when it is not installed, is an empty module, and torch.library
+  registrations for the NPU dispatch key register nothing (`frontends.pypto.torch_host`:
+  they are the host wrapper's, which tileir does not run).
 
 Afterwards `sys.modules` and `sys.path` are as before, except that modules the file
 imported from outside its folder (numpy, torch) stay imported. The module gets a unique
@@ -37,6 +38,7 @@ from typing import Any
 from frontends.pypto import standin
 from frontends.pypto.limits import MAX_EXPRESSION_DEPTH, too_deep
 from frontends.pypto.standin import JitKernel
+from frontends.pypto.torch_host import host_side
 from tileir.diagnostics import TileirError
 
 __all__ = [
@@ -351,10 +353,8 @@ def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[
     for k in hidden:
         del sys.modules[k]
     sys.modules.update(standin.modules())
-    stubbed = []
-    if "torch_npu" not in sys.modules and importlib.util.find_spec("torch_npu") is None:
-        sys.modules["torch_npu"] = types.ModuleType("torch_npu", "tileir's empty stand-in")
-        stubbed.append("torch_npu")
+    host = host_side()
+    stubbed = host.__enter__()
     sys.modules.update(own)
     if folder is not None:
         sys.path.insert(0, str(folder))
@@ -364,6 +364,7 @@ def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[
     try:
         yield
     finally:
+        host.__exit__(None, None, None)
         sys.path[:] = saved_path
         for k in list(sys.modules):
             if k not in before and (k in own or k in stubbed or _unload(sys.modules[k])):

@@ -317,3 +317,32 @@ def test_dim_is_the_rank_as_a_property_and_as_a_method() -> None:
     assert "[2, 2, 8]" in str(tiles)
     x = np.arange(64, dtype=np.float32).reshape(2, 4, 8) / 64
     np.testing.assert_allclose(run(module, "k", x=x, out=x)["out"], np.exp(x), rtol=1e-6)
+
+
+def test_npu_op_registrations_at_import_are_host_side_no_ops() -> None:
+    torch = pytest.importorskip("torch")
+    impl = torch.library.Library.impl
+    module = load_file(DATA / "jit_torch_npu_op.py")
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    out = run(module, "double_kernel", x=x, y=np.zeros_like(x))["y"]
+    np.testing.assert_array_equal(out, 2 * x)
+    assert torch.library.Library.impl is impl  # restored after the load
+    meta = torch.ops.tileir_test_npu_op.double(torch.empty(2, 3, device="meta"))
+    assert meta.shape == (2, 3)  # the Meta registration is real
+    lib = torch.library.Library("tileir_test_npu_after", "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    with pytest.raises(RuntimeError, match="NPU"):  # outside tileir's load, NPU is unknown
+        lib.impl("f", lambda t: t, "NPU")
+
+
+def test_npu_op_registrations_when_the_kernel_file_first_imports_torch() -> None:
+    """In a fresh process torch is first imported by the kernel file, during the load."""
+    pytest.importorskip("torch")
+    exe = Path(sys.executable).parent
+    proc = subprocess.run(
+        [str(exe / "tileir-opt"), str(DATA / "jit_torch_npu_op.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "pto.kernel @double_kernel" in proc.stdout
