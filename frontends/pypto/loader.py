@@ -391,13 +391,31 @@ def _unload(mod: Any) -> bool:
     return isinstance(file, str) and is_user_file(file)
 
 
+def _user_package(name: str) -> Path | None:
+    """The folder of `name`'s parent package when it is the user's (on `sys.path` while
+    the file loads): a module missing from the user's own package is not to install."""
+    parent = name.rpartition(".")[0]
+    if not parent:
+        return None
+    for entry in sys.path:
+        folder = Path(entry or ".", *parent.split("."))
+        if (folder / "__init__.py").is_file() and is_user_file(str(folder / "__init__.py")):
+            return folder
+    return None
+
+
 def _import_error(
     e: BaseException, filename: str, raised: str = "importing the kernel file raised"
 ) -> TileirError:
     frames = traceback.extract_tb(e.__traceback__)
     user = [f for f in frames if is_user_file(f.filename)]
     where = user[-1] if user else None
-    if isinstance(e, ModuleNotFoundError) and e.name:
+    if isinstance(e, ModuleNotFoundError) and e.name and (found := _user_package(e.name)):
+        what = (
+            f"the kernel file imports `{e.name}`, which is not in the package "
+            f"`{e.name.rpartition('.')[0]}` ({found}): no such module there"
+        )
+    elif isinstance(e, ModuleNotFoundError) and e.name:
         top = e.name.split(".")[0]
         what = (
             f"the kernel file imports `{e.name}`, which is not installed (reading a kernel "

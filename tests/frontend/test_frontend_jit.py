@@ -346,3 +346,18 @@ def test_npu_op_registrations_when_the_kernel_file_first_imports_torch() -> None
     )
     assert proc.returncode == 0, proc.stderr
     assert "pto.kernel @double_kernel" in proc.stdout
+
+
+def test_a_module_missing_from_the_users_own_package_is_not_to_install(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "__init__.py").write_text("from shared.device import get_device\n")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "__init__.py").write_text("")
+    kernel = tmp_path / "model" / "k.py"
+    kernel.write_text("import pypto\nimport shared\n")
+    with pytest.raises(
+        TileirError,
+        match=r"shared/__init__\.py:1:1: error: the kernel file imports `shared\.device`, "
+        r"which is not in the package `shared` \(.*shared\): no such module there",
+    ):
+        load_file(kernel)
