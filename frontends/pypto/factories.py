@@ -133,11 +133,15 @@ def _call_factory(
     ]
     given = {p.name: call[p.name] for p in params if p.name in call}
     missing = [p.name for p in params if p.name not in given and p.default is p.empty]
+    shown = sig.replace(
+        parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+        return_annotation=sig.empty,
+    )
     if missing:
         listed = ", ".join(f"`{m}`" for m in missing)
         flags = " ".join(f"--arg {m}=VALUE" for m in missing)
         raise TileirError(
-            f"{where}: error: the kernel `{u.name}` is made when `{u.factory[-1]}{sig}` is "
+            f"{where}: error: the kernel `{u.name}` is made when `{u.factory[-1]}{shown}` is "
             f"called (the host wrapper calls it at run time, the import does not): give "
             f"{listed} with {flags} (and --kernel {u.name}); in Python "
             f"load_file(..., kernel={u.name!r}, args={{...}})"
