@@ -353,18 +353,17 @@ def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[
     for k in hidden:
         del sys.modules[k]
     sys.modules.update(standin.modules())
-    host = host_side()
-    stubbed = host.__enter__()
     sys.modules.update(own)
     if folder is not None:
         sys.path.insert(0, str(folder))
         root = _package_root(folder)
         if root != folder:
             sys.path.insert(1, str(root))
+    stubbed: list[str] = []
     try:
-        yield
+        with host_side() as stubbed:
+            yield
     finally:
-        host.__exit__(None, None, None)
         sys.path[:] = saved_path
         for k in list(sys.modules):
             if k not in before and (k in own or k in stubbed or _unload(sys.modules[k])):
