@@ -8,8 +8,9 @@ it. Only for the duration of that import, and only inside tileir's loading:
   stand-in, so the real `pypto` is never needed (any real `pypto.*` entries are hidden and
   put back after);
 - the file's folder is first on `sys.path`, so `import helpers` finds a sibling module;
-- `torch_npu`, when it is not installed, is an empty module (it only registers the NPU
-  device with torch; nothing a kernel reads comes from it).
+- `torch_npu`, when it is not installed, is an empty module, and torch.library
+  registrations for the NPU dispatch key register nothing (`frontends.pypto.torch_host`:
+  they are the host wrapper's, which tileir does not run).
 
 Afterwards `sys.modules` and `sys.path` are as before, except that modules the file
 imported from outside its folder (numpy, torch) stay imported. The module gets a unique
@@ -37,9 +38,18 @@ from typing import Any
 from frontends.pypto import standin
 from frontends.pypto.limits import MAX_EXPRESSION_DEPTH, too_deep
 from frontends.pypto.standin import JitKernel
+from frontends.pypto.torch_host import host_side
 from tileir.diagnostics import TileirError
 
-__all__ = ["KernelEntry", "LoadedFile", "Sources", "is_user_file", "load_module", "looks_like_jit"]
+__all__ = [
+    "KernelEntry",
+    "LoadedFile",
+    "Sources",
+    "Unreached",
+    "is_user_file",
+    "load_module",
+    "looks_like_jit",
+]
 
 _counter = itertools.count()
 
@@ -144,27 +154,70 @@ class KernelEntry:
     aliases: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Unreached:
+    """A `@pypto.frontend.jit` def inside a function that the import never called."""
+
+    name: str
+    line: int
+    """The line of the kernel's first decorator."""
+    factory: tuple[str, ...]
+    """The names from the module down to the enclosing function (`("make_kernel",)`)."""
+    factory_line: int
+
+    @property
+    def qualname(self) -> str:
+        return ".<locals>.".join([*self.factory, self.name])
+
+    def selected_by(self, name: str) -> bool:
+        return name in (self.name, self.qualname, self.factory[-1], ".".join(self.factory))
+
+
+def unreached_kernels(tree: ast.Module, made: list[JitKernel]) -> list[Unreached]:
+    """Every jit def nested in a function whose kernel the import did not make."""
+    lines = {k.fn.__code__.co_firstlineno for k in made}
+    out: list[Unreached] = []
+
+    def visit(body: list[ast.stmt], path: tuple[str, ...], in_function: bool) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, (*path, node.name), in_function)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                jit = [d for d in node.decorator_list if looks_like_jit(d)]
+                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if jit and in_function and first not in lines and node.lineno not in lines:
+                    out.append(Unreached(node.name, first, path, _def_line(tree, path)))
+                visit(node.body, (*path, node.name), True)
+            else:
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, ast.stmt):
+                        visit([child], path, in_function)
+
+    visit(tree.body, (), False)
+    return out
+
+
+def _def_line(tree: ast.Module, path: tuple[str, ...]) -> int:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == path[-1]:
+            return node.lineno
+    return 0
+
+
 @dataclass
 class LoadedFile:
     module: types.ModuleType
     filename: str
     kernels: list[KernelEntry]
-    unreached: list[tuple[str, int]] = field(default_factory=list)
-    """`(name, line)` of `@pypto.frontend.jit` functions defined inside a function that
-    the module's own code never called (a factory the wrapper calls at run time)."""
+    unreached: list[Unreached] = field(default_factory=list)
+    """The `@pypto.frontend.jit` defs inside functions the module's own code never called
+    (a factory the wrapper calls at run time; `frontends.pypto.factories` calls it)."""
+    own: dict[str, types.ModuleType] = field(default_factory=dict)
+    """The module's own `sys.modules` entries (its package and itself)."""
 
     def select(self, name: str | None) -> list[KernelEntry]:
-        """Every kernel, or the one `name` selects; a located error otherwise."""
+        """Every module-level kernel, or the one `name` selects; a located error otherwise."""
         if not self.kernels:
-            if self.unreached:
-                kname, line = self.unreached[0]
-                raise TileirError(
-                    f"{self.filename}:{line}:1: error: the kernel `{kname}` is made inside a "
-                    "function that the module does not call when it is imported, so there is "
-                    "no kernel to read: call the factory at module level "
-                    "(`k = make_kernel(...)`), or pass its result to "
-                    "frontends.pypto.load_function"
-                )
             raise TileirError(f"{self.filename}: error: no @pypto.frontend.jit kernel in this file")
         if name is None:
             return self.kernels
@@ -172,7 +225,7 @@ class LoadedFile:
         exact = [k for k in found if k.name == name]
         if len(exact) == 1 or len(found) == 1:
             return exact or found
-        names = ", ".join(k.name for k in self.kernels)
+        names = ", ".join([*(k.name for k in self.kernels), *(u.qualname for u in self.unreached)])
         if not found:
             raise TileirError(
                 f"{self.filename}: error: no @pypto.frontend.jit kernel named {name!r} "
@@ -182,6 +235,75 @@ class LoadedFile:
             f"{self.filename}: error: {name!r} names {len(found)} kernels; select one of "
             f"{', '.join(k.name for k in found)}"
         )
+
+    @contextmanager
+    def reentered(self) -> Iterator[None]:
+        """The import's context again (stand-in `pypto`, the file's folders on
+        `sys.path`), to run the module's code later: a factory the wrapper would call."""
+        folder = Path(self.filename).resolve().parent if Path(self.filename).exists() else None
+        with _patched(self.own, folder):
+            yield
+
+    def call_error(self, e: BaseException, what: str) -> TileirError:
+        """A located error for an exception the module's code raised after the import."""
+        return _import_error(e, self.filename, what)
+
+    def module_value(self, value: Any) -> Any:
+        """A call's text value read in the module's namespace, as the wrapper would write
+        it: a dotted name (`torch.bfloat16`, `pypto.DT_BF16`, `DEFAULTS`) or a class of
+        the module called with literal arguments (`LstmConfig(alpha=0.1)`), nested in
+        lists, tuples and dicts. Any other value, or text naming nothing, is unchanged."""
+        if not isinstance(value, str):
+            return value
+        try:
+            tree = ast.parse(value, mode="eval")
+        except SyntaxError:
+            return value
+        try:
+            return _evaluate(tree.body, vars(self.module))
+        except _NotAValue:
+            return value
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # the class's own __init__ rejecting the arguments
+            raise TileirError(f"{self.filename}: error: the argument {value!r}: {e}") from None
+
+
+class _NotAValue(Exception):
+    pass
+
+
+def _evaluate(node: ast.expr, names: dict[str, Any]) -> Any:
+    """`module_value`'s expressions: no call but of a class, no private attribute."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        v = _evaluate(node.operand, names)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise _NotAValue
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_evaluate(e, names) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        return {_evaluate(k, names): _evaluate(v, names) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+    if isinstance(node, ast.Name) and node.id in names and not node.id.startswith("__"):
+        return names[node.id]
+    if isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
+        base = _evaluate(node.value, names)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise _NotAValue from None
+    if isinstance(node, ast.Call):
+        fn = _evaluate(node.func, names)
+        if not isinstance(fn, type) or any(isinstance(a, ast.Starred) for a in node.args):
+            raise _NotAValue
+        if any(k.arg is None for k in node.keywords):
+            raise _NotAValue
+        args = [_evaluate(a, names) for a in node.args]
+        return fn(*args, **{k.arg: _evaluate(k.value, names) for k in node.keywords})  # type: ignore[misc]
+    raise _NotAValue
 
 
 LOADING = threading.RLock()
@@ -218,7 +340,9 @@ def load_module(text: str, filename: str) -> LoadedFile:
             raise
         except BaseException as e:  # the user's code may raise anything, SystemExit too
             raise _import_error(e, filename) from None
-    return LoadedFile(module, filename, _entries(module, filename, made), _unreached(tree, made))
+    own = {package.__name__: package, name: module}
+    entries = _entries(module, filename, made)
+    return LoadedFile(module, filename, entries, unreached_kernels(tree, made), own)
 
 
 @contextmanager
@@ -229,18 +353,16 @@ def _patched(own: dict[str, types.ModuleType], folder: Path | None) -> Iterator[
     for k in hidden:
         del sys.modules[k]
     sys.modules.update(standin.modules())
-    stubbed = []
-    if "torch_npu" not in sys.modules and importlib.util.find_spec("torch_npu") is None:
-        sys.modules["torch_npu"] = types.ModuleType("torch_npu", "tileir's empty stand-in")
-        stubbed.append("torch_npu")
     sys.modules.update(own)
     if folder is not None:
         sys.path.insert(0, str(folder))
         root = _package_root(folder)
         if root != folder:
             sys.path.insert(1, str(root))
+    stubbed: list[str] = []
     try:
-        yield
+        with host_side() as stubbed:
+            yield
     finally:
         sys.path[:] = saved_path
         for k in list(sys.modules):
@@ -268,11 +390,31 @@ def _unload(mod: Any) -> bool:
     return isinstance(file, str) and is_user_file(file)
 
 
-def _import_error(e: BaseException, filename: str) -> TileirError:
+def _user_package(name: str) -> Path | None:
+    """The folder of `name`'s parent package when it is the user's (on `sys.path` while
+    the file loads): a module missing from the user's own package is not to install."""
+    parent = name.rpartition(".")[0]
+    if not parent:
+        return None
+    for entry in sys.path:
+        folder = Path(entry or ".", *parent.split("."))
+        if (folder / "__init__.py").is_file() and is_user_file(str(folder / "__init__.py")):
+            return folder
+    return None
+
+
+def _import_error(
+    e: BaseException, filename: str, raised: str = "importing the kernel file raised"
+) -> TileirError:
     frames = traceback.extract_tb(e.__traceback__)
     user = [f for f in frames if is_user_file(f.filename)]
     where = user[-1] if user else None
-    if isinstance(e, ModuleNotFoundError) and e.name:
+    if isinstance(e, ModuleNotFoundError) and e.name and (found := _user_package(e.name)):
+        what = (
+            f"the kernel file imports `{e.name}`, which is not in the package "
+            f"`{e.name.rpartition('.')[0]}` ({found}): no such module there"
+        )
+    elif isinstance(e, ModuleNotFoundError) and e.name:
         top = e.name.split(".")[0]
         what = (
             f"the kernel file imports `{e.name}`, which is not installed (reading a kernel "
@@ -283,7 +425,7 @@ def _import_error(e: BaseException, filename: str) -> TileirError:
     elif isinstance(e, TileirError):
         return e
     else:
-        what = f"importing the kernel file raised {type(e).__name__}: {e}"
+        what = f"{raised} {type(e).__name__}: {e}"
     if where is None:
         return TileirError(f"{filename}: error: {what}")
     col = (where.colno or 0) + 1
@@ -324,19 +466,3 @@ def looks_like_jit(dec: ast.expr) -> bool:
     return (isinstance(target, ast.Attribute) and target.attr == "jit") or (
         isinstance(target, ast.Name) and target.id == "jit"
     )
-
-
-def _unreached(tree: ast.Module, made: list[JitKernel]) -> list[tuple[str, int]]:
-    lines = {k.fn.__code__.co_firstlineno for k in made}
-    out = []
-    for outer in ast.walk(tree):
-        if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        for node in ast.walk(outer):
-            if node is outer or not isinstance(node, ast.FunctionDef):
-                continue
-            if any(looks_like_jit(d) for d in node.decorator_list):
-                first = node.decorator_list[0].lineno
-                if first not in lines and node.lineno not in lines:
-                    out.append((node.name, first))
-    return out

@@ -42,6 +42,7 @@ __all__ = [
     "call_at_import",
     "collecting",
     "modules",
+    "on_kernel_call",
     "pypto_name",
 ]
 
@@ -77,6 +78,8 @@ class JitKernel:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in reversed(_call_hooks):
+            hook(self, args, kwargs)  # a factory being called by tileir stops here
         raise StandinError(
             f"tileir reads the kernel {self.fn.__name__}() but does not run it from Python; "
             "build its IR with frontends.pypto.load_function(kernel, *args), or run it "
@@ -88,6 +91,20 @@ class JitKernel:
 
 
 _registries: list[list[JitKernel]] = []
+_call_hooks: list[Callable[[JitKernel, tuple[Any, ...], dict[str, Any]], None]] = []
+
+
+@contextmanager
+def on_kernel_call(
+    hook: Callable[[JitKernel, tuple[Any, ...], dict[str, Any]], None],
+) -> Iterator[None]:
+    """Run `hook(kernel, args, kwargs)` when a kernel is called while the block runs (a
+    factory tileir calls: the wrapper's call of the kernel is the specialisation)."""
+    _call_hooks.append(hook)
+    try:
+        yield
+    finally:
+        _call_hooks[:] = [h for h in _call_hooks if h is not hook]
 
 
 @contextmanager

@@ -43,6 +43,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from frontends.pypto.composites import COMPOSITES
 from frontends.pypto.evaluator import LiveScope, Scope
+from frontends.pypto.factories import select_kernels
 from frontends.pypto.kinds import (
     describe,
     is_index,
@@ -487,9 +488,9 @@ def translate(
     """The module of every kernel of a loaded file (or only the kernel `only`), each
     specialised to `call` (example arguments by parameter name; a name applies to every
     kernel with that parameter, and must name a parameter of one)."""
-    entries = loaded.select(only)
-    call = dict(call or {})
-    params = {n for e in entries for n in inspect.signature(e.kernel.fn).parameters}
+    call = {k: loaded.module_value(v) for k, v in (call or {}).items()}
+    entries, taken, captured = select_kernels(loaded, only, call)
+    params = taken | {n for e in entries for n in inspect.signature(e.kernel.fn).parameters}
     unknown = sorted(set(call) - params)
     if unknown:
         raise TileirError(
@@ -499,7 +500,8 @@ def translate(
     tr = Translator(loaded.filename)
     kernels = []
     for entry in entries:
-        mine = {k: v for k, v in call.items() if k in inspect.signature(entry.kernel.fn).parameters}
+        own = inspect.signature(entry.kernel.fn).parameters
+        mine = {**captured.get(entry.name, {}), **{k: v for k, v in call.items() if k in own}}
         try:
             kernels.append(tr.build_kernel(entry, mine))
         except TileirError:

@@ -227,9 +227,84 @@ def test_call_disagreeing_with_the_annotation() -> None:
 # --------------------------------------------------------------------------- diagnostics
 
 
-def test_a_kernel_made_only_by_an_uncalled_wrapper_is_named() -> None:
-    with pytest.raises(TileirError, match=r"jit_unreached\.py:7:1: error: the kernel `scaled`"):
+def test_a_kernel_made_only_by_an_uncalled_wrapper_names_the_factory_parameters() -> None:
+    with pytest.raises(
+        TileirError,
+        match=r"jit_unreached\.py:6:1: error: the kernel `scaled` is made when "
+        r"`run_scaled\(x, out\)` is called .*give `x`, `out` with --arg x=VALUE --arg out=VALUE",
+    ):
         load_file(DATA / "jit_unreached.py")
+
+
+def test_a_wrapper_calling_its_kernel_gives_the_call() -> None:
+    """The wrapper's own call of the kernel (`scaled(x, out)`) is the specialisation."""
+    module = load_file(
+        DATA / "jit_unreached.py", kernel="scaled", args={"x": "4x4xf32", "out": "4x4xf32"}
+    )
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    out = run(module, "scaled", a=x, b=np.zeros_like(x))["b"]
+    np.testing.assert_array_equal(out, x * 2.0)
+
+
+def test_a_runtime_factory_is_called_with_its_parameters_from_the_call() -> None:
+    path = DATA / "jit_runtime_factory.py"
+    args = {"cols": 16, "x": "3x16xf32", "out": "3x16xf32"}
+    for name in ("scaled_rows", "_make_rows_kernel", "_make_rows_kernel.<locals>.scaled_rows"):
+        module = load_file(path, kernel=name, args=args)
+        (k,) = kernels(module).values()
+        assert [list(a.type.get_shape()) for a in k.body.block.args] == [[3, 16], [3, 16]]
+    x = np.linspace(-1, 1, 48, dtype=np.float32).reshape(3, 16)
+    out = run(module, "scaled_rows", x=x, out=np.zeros_like(x))["out"]
+    np.testing.assert_allclose(out, 2 * x + 0.5, rtol=1e-6)  # shift keeps its default 0.5
+    module = load_file(path, kernel="scaled_rows", args={**args, "shift": -1.0})
+    out = run(module, "scaled_rows", x=x, out=np.zeros_like(x))["out"]
+    np.testing.assert_allclose(out, 2 * x - 1.0, rtol=1e-6)
+
+
+def test_a_missing_factory_parameter_is_named_at_the_factory() -> None:
+    with pytest.raises(
+        TileirError,
+        match=r"jit_runtime_factory\.py:17:1: error: the kernel `scaled_rows` is made when "
+        r"`_make_rows_kernel\(cols, shift=0\.5\)` is called .* give `cols` with --arg cols=",
+    ):
+        load_file(DATA / "jit_runtime_factory.py", kernel="scaled_rows")
+
+
+def test_a_config_object_for_a_factory_is_written_as_the_wrapper_writes_it() -> None:
+    module = load_file(
+        DATA / "jit_runtime_factory.py",
+        kernel="config_scaled",
+        args={"cfg": "ScaleConfig(scale=-3.0, rows=2)"},
+    )
+    x = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32)
+    out = run(module, "config_scaled", x=x, out=np.zeros_like(x))["out"]
+    np.testing.assert_array_equal(out, -3.0 * x)
+
+
+def test_without_a_kernel_name_every_callable_factory_is_called(tmp_path: Path) -> None:
+    f = tmp_path / "k.py"
+    f.write_text(
+        "import pypto\n\n\ndef make(n=4):\n    @pypto.frontend.jit\n"
+        "    def k(x: pypto.Tensor([n], pypto.DT_FP32), y: pypto.Tensor([n], pypto.DT_FP32)):\n"
+        "        pypto.set_vec_tile_shapes(n)\n        y[:] = x + 1.0\n\n    return k\n"
+    )
+    (k,) = kernels(load_file(f)).values()
+    assert list(k.body.block.args[0].type.get_shape()) == [4]
+
+
+def test_cli_calls_a_runtime_factory() -> None:
+    exe = Path(sys.executable).parent
+    proc = subprocess.run(
+        [
+            str(exe / "tileir-opt"), str(DATA / "jit_runtime_factory.py"),
+            "--kernel", "scaled_rows", "--arg", "cols=8", "--arg", "x=2x8xf32",
+            "--arg", "out=2x8xf32",
+        ],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "pto.kernel @scaled_rows(%x: memref<2x8xf32>, %out: memref<2x8xf32>)" in proc.stdout
 
 
 def test_a_missing_module_names_what_to_install() -> None:
@@ -296,3 +371,47 @@ def test_dim_is_the_rank_as_a_property_and_as_a_method() -> None:
     assert "[2, 2, 8]" in str(tiles)
     x = np.arange(64, dtype=np.float32).reshape(2, 4, 8) / 64
     np.testing.assert_allclose(run(module, "k", x=x, out=x)["out"], np.exp(x), rtol=1e-6)
+
+
+def test_npu_op_registrations_at_import_are_host_side_no_ops() -> None:
+    torch = pytest.importorskip("torch")
+    impl = torch.library.Library.impl
+    module = load_file(DATA / "jit_torch_npu_op.py")
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    out = run(module, "double_kernel", x=x, y=np.zeros_like(x))["y"]
+    np.testing.assert_array_equal(out, 2 * x)
+    assert torch.library.Library.impl is impl  # restored after the load
+    meta = torch.ops.tileir_test_npu_op.double(torch.empty(2, 3, device="meta"))
+    assert meta.shape == (2, 3)  # the Meta registration is real
+    lib = torch.library.Library("tileir_test_npu_after", "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    with pytest.raises(RuntimeError, match="NPU"):  # outside tileir's load, NPU is unknown
+        lib.impl("f", lambda t: t, "NPU")
+
+
+def test_npu_op_registrations_when_the_kernel_file_first_imports_torch() -> None:
+    """In a fresh process torch is first imported by the kernel file, during the load."""
+    pytest.importorskip("torch")
+    exe = Path(sys.executable).parent
+    proc = subprocess.run(
+        [str(exe / "tileir-opt"), str(DATA / "jit_torch_npu_op.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "pto.kernel @double_kernel" in proc.stdout
+
+
+def test_a_module_missing_from_the_users_own_package_is_not_to_install(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "__init__.py").write_text("from shared.device import get_device\n")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "__init__.py").write_text("")
+    kernel = tmp_path / "model" / "k.py"
+    kernel.write_text("import pypto\nimport shared\n")
+    with pytest.raises(
+        TileirError,
+        match=r"shared/__init__\.py:1:1: error: the kernel file imports `shared\.device`, "
+        r"which is not in the package `shared` \(.*shared\): no such module there",
+    ):
+        load_file(kernel)
