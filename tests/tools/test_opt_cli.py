@@ -44,7 +44,8 @@ MALFORMED: dict[str, tuple[str, int, str]] = {
             '%e = pto.cast %t mode "up" : tensor<8x64xf32> -> tensor<8x64xf32>',
         ),
         3,
-        "not a PyPTO cast mode",
+        # the cast mode is an enum: the parser lists its members
+        "Expected `none`, `rint`, `round`, `floor`, `ceil`, `trunc`, or `odd`",
     ),
     "reduce-dim": (
         GOOD.replace(
