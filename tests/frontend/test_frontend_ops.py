@@ -201,12 +201,22 @@ def test_jit_op_kernels_on_the_numpy_back_end(name: str) -> None:
         np.testing.assert_allclose(out[k], want, rtol=1e-6, atol=1e-6, err_msg=k)
 
 
+NOT_IN_020 = ("silu_gate", "split_pairs")
+"""Kernels whose source uses functions PyPTO 0.2.0 lacks (silu, deinterleave, integer
+logical_not): only their emitted form, with tileir's helpers, runs there."""
+
+
 @pytest.mark.pypto
-@pytest.mark.parametrize("source", ["as written", "emitted"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [
+        (name, source)
+        for name in sorted(CASES)
+        for source in ("as written", "emitted")
+        if not (name in NOT_IN_020 and source == "as written")
+    ],
+)
 def test_jit_op_kernels_on_real_pypto(name: str, source: str, tmp_path: Path) -> None:
-    if name in ("silu_gate", "split_pairs") and source == "as written":
-        pytest.skip("pypto 0.2.0 has no silu / deinterleave (nor integer logical_not)")
     inputs, args, golden, call = _call(name)
     scalars = SCALARS.get(name)
     if source == "emitted":

@@ -325,7 +325,7 @@ register(
 )
 
 
-# ---- ops added by the ops branch (JIT frontend) ----
+# --------------------------------------------------------------------------- clone, silu, logical_not
 #
 # - `tileir_silu(x)`: PyPTO 0.2.0 has no `pypto.silu`; x / (1 + exp(-x)) (no ones tensor
 #   of the tile's shape, so tail tiles work as for `tileir_sigmoid`).

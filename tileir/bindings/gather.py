@@ -94,7 +94,7 @@ register(
 )
 
 
-# ---- ops added by the ops branch (JIT frontend) ----
+# --------------------------------------------------------------------------- deinterleave
 #
 # PyPTO 0.2.0 has no `pypto.deinterleave`: the writer emits `tileir_deinterleave(x)`
 # (gathermask modes 1 / 2 keep the first / second of every 2 elements of the last dim)

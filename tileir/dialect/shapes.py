@@ -308,7 +308,7 @@ def topk(shape: Sequence[int], k: int, dim: int) -> Shape:
     return tuple(out)
 
 
-# ---- ops added by the ops branch (JIT frontend) ----
+# --------------------------------------------------------------------------- scatter, arange, deinterleave
 
 
 def _fixed(a: int, b: int) -> bool:

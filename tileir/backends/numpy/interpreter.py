@@ -1293,6 +1293,3 @@ def random_inputs(
         else:
             out[name] = rng.standard_normal(shape).astype(np.float32).astype(dtype)
     return out
-
-
-# --------------------------------------------------------------------------- ops branch
