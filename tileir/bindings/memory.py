@@ -1,8 +1,9 @@
-"""Memory and layout: `pypto.tensor`, `view`, `assemble`, `reshape`, `transpose`,
-`concat`, `unsqueeze` and `expand_clone`.
+"""Memory and layout: `pypto.tensor`, `view`, `assemble`, `Tensor.__getitem__` (one
+element, `x[i, j]`), `reshape`, `transpose`, `concat`, `unsqueeze` and `expand_clone`.
 
 `view` reads a window of a tensor (in memory or a tile) into a tile, `assemble` writes
-a tile into a tensor in memory; the rest rearrange a tile. Result shapes come from
+a tile into a tensor in memory, `x[i, j]` reads one element of a DT_INT32 tensor as a
+run-time index value; the rest rearrange a tile. Result shapes come from
 `shapes.reshape / transpose / concat / unsqueeze / expand`.
 
 PyPTO 0.2.0 work-around: a whole-tensor write (`assemble` at offset 0 of a tile of the
@@ -30,6 +31,7 @@ from tileir.dialect import dtypes, pto, shapes
 def _sig_tensor(shape, dtype=None, name=""): ...
 def _sig_view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None): ...
 def _sig_assemble(src, offsets, dst): ...
+def _sig_getitem(self, key): ...
 def _sig_reshape(input, shape, *, valid_shape=None, inplace=False): ...
 def _sig_transpose(input, dim0, dim1): ...
 def _sig_concat(tensors, dim=0): ...
@@ -155,6 +157,37 @@ def _write_assemble(w: Any, op: pto.AssembleOp) -> str:
     if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == shape(op.dst):
         return f"{w.use(op.dst)}[:] = {w.use(op.src)}"
     return f"pypto.assemble({w.use(op.src)}, {w.mixed(op.mixed_offsets)}, {w.use(op.dst)})"
+
+
+# --------------------------------------------------------------------------- x[i, j]
+
+
+def _read_getitem(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    """`x[i, j]` with every index a scalar (the frontend's subscript reader gives the
+    indices with negatives already counted from the end): PyPTO's `GetTensorData`, an
+    index value."""
+    src = fe.resolve(b["self"], node)
+    if not (is_tile(src) or is_mem(src)):
+        fe.fail(node, f"reading one element needs a tensor, got {fe.describe(src)}")
+    key = b["key"] if isinstance(b["key"], list | tuple) else [b["key"]]
+    indices = fe.mixed(key, node, "the indices of a one-element read")
+    dims = shape(src)
+    if len(indices) != len(dims):
+        fe.fail(node, f"{len(indices)} indices for a rank-{len(dims)} tensor")
+    if elem(src) != pto.GetTensorDataOp.ELEMENT:
+        fe.fail(
+            node,
+            "reading one element (`x[i, j]`) needs a DT_INT32 tensor (PyPTO reads one "
+            f"element only from DT_INT32 tensors), got {fe.describe(src)}",
+        )
+    for d, (i, n) in enumerate(zip(indices, dims)):
+        if isinstance(i, int) and (i < 0 or (n != DYNAMIC_INDEX and i >= n)):
+            fe.fail(node, f"index {i} is out of range for dim {d} of size {n}")
+    return fe.emit(pto.GetTensorDataOp(src, indices), node).results[0]
+
+
+def _write_getitem(w: Any, op: pto.GetTensorDataOp) -> str:
+    return f"{w.use(op.source)}{w.mixed(op.mixed_indices)}"
 
 
 # --------------------------------------------------------------------------- reshape
@@ -293,6 +326,15 @@ register(
         _read_assemble,
         _write_assemble,
         rules.assemble_rule,
+    ),
+    Binding(
+        "Tensor.__getitem__",
+        pto.GetTensorDataOp,
+        _sig_getitem,
+        _read_getitem,
+        _write_getitem,
+        rules.get_tensor_data_rule,
+        "get_tensor_data",
     ),
     Binding(
         "reshape",

@@ -1,5 +1,5 @@
 """Numpy rules of the memory and layout ops: `tensor`, `view`, `assemble` (only the
-valid region is written), `reshape`, `transpose`, `concat`, `unsqueeze`,
+valid region is written), `get_tensor_data`, `reshape`, `transpose`, `concat`, `unsqueeze`,
 `expand_clone`.
 """
 
@@ -113,6 +113,24 @@ def assemble_rule(c: _Compiler, op: Operation) -> Step:
         fastpaths.write_window(env[dst], arr, offsets(env), valid)
 
     return write
+
+
+def get_tensor_data_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.GetTensorDataOp)
+    indices = _IndexList(c, op.mixed_indices)
+    src, r = c.slot(op.source), c.slot(op.result)
+    if isinstance(op.source.type, MemRefType):
+
+        def read(env: Env) -> None:
+            env[r] = semantics.get_tensor_data(env[src], indices(env))
+
+        return read
+
+    def read_tile(env: Env) -> None:
+        arr, valid = env[src]
+        env[r] = semantics.get_tensor_data(arr, indices(env), valid)
+
+    return read_tile
 
 
 def reshape_rule(c: _Compiler, op: Operation) -> Step:
