@@ -353,9 +353,7 @@ def get_tensor_data(draw: st.DrawFn) -> Case:
         if draw(st.booleans())
         else ("%table_t", ty("tensor", shape, elem))
     )
-    c.lines.append(
-        f"%e = pto.get_tensor_data {source}[{', '.join(map(str, idx))}] : {source_t}"
-    )
+    c.lines.append(f"%e = pto.get_tensor_data {source}[{', '.join(map(str, idx))}] : {source_t}")
     c.lines.append(
         f"%r = pto.view %data[%e, 0] : {ty('memref', (rows, width), 'f32')} -> "
         f"{ty('tensor', (1, width), 'f32')}"

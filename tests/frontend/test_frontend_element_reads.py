@@ -125,7 +125,9 @@ def test_element_read_is_an_index_value_used_as_an_offset() -> None:
     assert all(isinstance(r.result.type, IndexType) for r in reads)
     table = next(r for r in reads if r.result.name_hint == "blk")
     assert [str(t) for t in (table.source.type,)] == ["memref<3x4xi32>"]
-    (inner,) = [op for op in module.walk() if isinstance(op, pto.LoopOp) and op.idx_name.data == "j"]
+    (inner,) = [
+        op for op in module.walk() if isinstance(op, pto.LoopOp) and op.idx_name.data == "j"
+    ]
     # the trip count of the inner loop comes from the element read in the outer loop
     bound = inner.upper_bound.owner
     assert any(o is reads[0].result for o in _operands_deep(bound))

@@ -270,8 +270,7 @@ class GetTensorDataOp(IRDLOperation):
     traits = traits_def(_ReadSourceIfMemory())
     custom_directives = (DynamicIndexList,)
     assembly_format = (
-        "$source `` custom<DynamicIndexList>($indices, $static_indices) attr-dict `:` "
-        "type($source)"
+        "$source `` custom<DynamicIndexList>($indices, $static_indices) attr-dict `:` type($source)"
     )
 
     ELEMENT: ClassVar[IntegerType] = i32
