@@ -185,6 +185,7 @@ ELEMENT_READ_CALLS = {
         "out": "4x16xf32",
     },
     "segment_chunks": {"x": "16x8xf32", "starts": "5xi32", "out": "16x8xf32"},
+    "slot_write": {"rows": "5x1x8xf32", "slots": "5xi64", "cache": "4x2x8xf32"},
 }
 
 
@@ -192,7 +193,8 @@ ELEMENT_READ_CALLS = {
 @pytest.mark.parametrize("name", sorted(ELEMENT_READ_CALLS))
 def test_element_reads_round_trip(name: str, piped: bool) -> None:
     """`x[i, j]` (`pto.get_tensor_data`) used as offsets, valid shapes and loop bounds
-    is written back as `x[i, j]` and read back to the same IR."""
+    is written back as `x[i, j]` (`tileir_get_tensor_data(x, [i, j])` for DT_INT64) and
+    read back to the same IR."""
     module = load_file(ELEMENT_READS, name, args=ELEMENT_READ_CALLS[name])
     for kernel in module.walk():
         if isinstance(kernel, pto.KernelOp):

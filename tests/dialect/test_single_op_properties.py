@@ -334,11 +334,11 @@ def view(draw: st.DrawFn) -> Case:
 
 @st.composite
 def get_tensor_data(draw: st.DrawFn) -> Case:
-    """`pto.get_tensor_data`: one element of an i32 table (in memory or a tile, indices
-    static or constant operands) used as the offset of a view."""
+    """`pto.get_tensor_data`: one element of an integer table (in memory or a tile,
+    indices static or constant operands) used as the offset of a view."""
     c = Case("pto.get_tensor_data")
     shape = draw(shapes_st)
-    elem = maybe(draw, "i32", ["i64", "f32"])
+    elem = maybe(draw, draw(st.sampled_from(INTS)), ["f32", "i1", "bf16"])
     rows, width = draw(st.integers(1, 8)), draw(st.sampled_from(SIZES))
     c.inputs.append(("table", shape, elem))
     c.index_ranges["table"] = rows

@@ -202,8 +202,8 @@ CASES = [
         "reading one element of a float tensor",
         "    y = x[0, 1]\n",
         "x[0, 1]",
-        "reading one element (`x[i, j]`) needs a DT_INT32 tensor (PyPTO reads one element "
-        "only from DT_INT32 tensors), got a tensor in memory of shape",
+        "reading one element (`x[i, j]`) gives an index value (PyPTO's SymbolicScalar), so "
+        "it needs an integer tensor, got a tensor in memory of shape",
     ),
 ]
 

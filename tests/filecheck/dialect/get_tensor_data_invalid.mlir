@@ -1,7 +1,7 @@
 // The verifier of `pto.get_tensor_data` (`x[i, j]`) names the op and the broken rule.
 // RUN: tileir-opt %s --split-input-file --verify-diagnostics 2>&1 | filecheck %s
 
-// CHECK: get_tensor_data_invalid.mlir:6:3: error: 'pto.get_tensor_data' reads element type f32; PyPTO reads one element only from i32 (DT_INT32) tensors
+// CHECK: get_tensor_data_invalid.mlir:6:3: error: 'pto.get_tensor_data' reads element type f32; an index value is read only from an integer tensor (i8, i16, i32, i64)
 pto.kernel @float_table(%t: memref<4x8xf32>) {
   %e = pto.get_tensor_data %t[0, 1] : memref<4x8xf32>
 }

@@ -15,16 +15,14 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     StringAttr,
     TensorType,
     UnitAttr,
-    i32,
     i64,
 )
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -40,7 +38,7 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
 from xdsl.utils.exceptions import VerifyException
 
-from tileir.dialect import shapes
+from tileir.dialect import dtypes, shapes
 from tileir.dialect.ops.base import (
     TileOp,
     TileResults,
@@ -252,10 +250,11 @@ class AssembleOp(IRDLOperation):
 
 @irdl_op_definition
 class GetTensorDataOp(IRDLOperation):
-    """`x[i, j]` with every index a scalar: one element of a DT_INT32 tensor, read as a
+    """`x[i, j]` with every index a scalar: one element of an integer tensor, read as a
     run-time index value (PyPTO's `Tensor.__getitem__` calls `GetTensorData` and returns
     a `SymbolicScalar`, which a kernel uses as an offset, a loop bound or in index
-    arithmetic). Reads memory when the source is a memref.
+    arithmetic; the Gym reads DT_INT32 and DT_INT64 tables, PyPTO 0.2.0 only DT_INT32).
+    The value is sign-extended to `index`. Reads memory when the source is a memref.
 
     ```mlir
     %blk = pto.get_tensor_data %block_table[%b, 3] : memref<4x8xi32>
@@ -273,8 +272,10 @@ class GetTensorDataOp(IRDLOperation):
         "$source `` custom<DynamicIndexList>($indices, $static_indices) attr-dict `:` type($source)"
     )
 
-    ELEMENT: ClassVar[IntegerType] = i32
-    """PyPTO reads single elements only from DT_INT32 tensors (`Tensor.__getitem__`)."""
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = tuple(
+        t.mlir for t in dtypes.ELEMENT_TYPES if t.kind == "int"
+    )
+    """The element types an index value can be read from: the integers (not i1)."""
 
     def __init__(self, source: SSAValue | Operation, indices: Sequence[int | SSAValue]):
         si, di = _split(indices)
@@ -291,10 +292,10 @@ class GetTensorDataOp(IRDLOperation):
     def verify_(self) -> None:
         _check_index_list(self, "indices", self.static_indices, self.indices)
         src = self.source.type
-        if _elem(src) != self.ELEMENT:
+        if _elem(src) not in self.ELEMENTS:
             raise VerifyException(
-                f"'pto.get_tensor_data' reads element type {_elem(src)}; PyPTO reads one "
-                f"element only from {self.ELEMENT} (DT_INT32) tensors"
+                f"'pto.get_tensor_data' reads element type {_elem(src)}; an index value is "
+                f"read only from an integer tensor ({', '.join(map(str, self.ELEMENTS))})"
             )
         dims = _shape(src)
         if len(self.mixed_indices) != len(dims):

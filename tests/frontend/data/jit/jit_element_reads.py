@@ -1,4 +1,4 @@
-"""Kernels written in the PyPTO-Gym style that read single elements of DT_INT32 tables
+"""Kernels written in the PyPTO-Gym style that read single elements of integer tables
 (`x[i, j]`, PyPTO's `SymbolicScalar`) and use them as offsets, valid shapes, loop bounds
 and in index arithmetic; tileir's tests check them against numpy goldens and against
 the real pypto 0.2.0."""
@@ -77,3 +77,19 @@ def segment_chunks(
             rows = (length - s).min(chunk)
             t = pypto.view(x, [chunk, dim], [begin + s, 0], valid_shape=[rows, dim])
             pypto.assemble(-t, [begin + s, 0], out)
+
+
+@pypto.frontend.jit(runtime_options=RUN)
+def slot_write(
+    rows: pypto.Tensor([pypto.STATIC, 1, pypto.STATIC], pypto.DT_FP32),
+    slots: pypto.Tensor([pypto.STATIC], pypto.DT_INT64),
+    cache: pypto.Tensor([pypto.STATIC, BLOCK, pypto.STATIC], pypto.DT_FP32),
+):
+    """Token t is written into the paged cache at its slot (a DT_INT64 slot mapping):
+    block slots[t] // BLOCK, row slots[t] % BLOCK."""
+    tokens, _, dim = rows.shape
+    pypto.set_vec_tile_shapes(1, 1, dim)
+    for t in pypto.loop(tokens, name="TOKENS", idx_name="t"):
+        slot = slots[t]
+        row = pypto.view(rows, [1, 1, dim], [t, 0, 0])
+        pypto.assemble(row, [slot // BLOCK, slot % BLOCK, 0], cache)
