@@ -24,7 +24,7 @@ from xdsl.traits import MemoryEffectKind, get_effects
 
 from frontends.pypto import load_file, load_source
 from tileir import parse_module
-from tileir.backends.numpy import run
+from tileir.backends.numpy import compile_kernel, run
 from tileir.backends.pypto import emit
 from tileir.backends.pypto.harness import ArgSpec, run_kernel
 from tileir.diagnostics import TileirError
@@ -250,6 +250,27 @@ def test_emitted_kernels_compute_the_same(name: str) -> None:
     out = run(back, inputs, name)
     for k, want in golden.items():
         np.testing.assert_array_equal(out[k], want, err_msg=k)
+
+
+def test_loops_reading_elements_run_batched_with_the_same_bits() -> None:
+    """A loop whose element reads come from memory it does not write runs as whole-array
+    numpy (the reads gathered for all iterations at once), with the same outputs as the
+    iteration-by-iteration run; a read out of range falls back to that run, which
+    reports it at the read."""
+    module, inputs, _, golden = _module("paged_gather")
+    plan = compile_kernel(module, "paged_gather")
+    out = plan(inputs)
+    assert plan.batched_runs > 0
+    reference = compile_kernel(module, "paged_gather", vectorize=False)(inputs)
+    np.testing.assert_array_equal(out["out"], golden["out"])
+    np.testing.assert_array_equal(reference["out"], golden["out"])
+    too_long = {**inputs, "seq_lens": np.array([3, 10, 0], np.int32)}  # a 5th block of 4
+    with pytest.raises(
+        TileirError,
+        match=r"jit_element_reads\.py:\d+:\d+: error: 'pto.get_tensor_data': get_tensor_data: "
+        r"index \[1, 4\] is outside the tensor's shape \[3, 4\] in dim 1",
+    ):
+        plan(too_long)
 
 
 def test_an_index_read_outside_the_table_is_a_located_run_time_error() -> None:
