@@ -151,7 +151,7 @@ def test_element_read_is_an_index_value_used_as_an_offset() -> None:
     assert [r.result.name_hint for r in reads] == ["actual_len", "blk"]
     assert all(isinstance(r.result.type, IndexType) for r in reads)
     table = next(r for r in reads if r.result.name_hint == "blk")
-    assert [str(t) for t in (table.source.type,)] == ["memref<3x4xi32>"]
+    assert str(table.source.type) == "memref<3x4xi32>"
     (inner,) = [
         op for op in module.walk() if isinstance(op, pto.LoopOp) and op.idx_name.data == "j"
     ]
@@ -193,8 +193,9 @@ def k(t: pypto.Tensor([5, 3], pypto.DT_INT32), x: pypto.Tensor([16, 8], pypto.DT
 
 
 def test_element_of_a_tile_and_comparisons_in_a_runtime_if() -> None:
-    """`t[0, j]` of a computed tile, and `if n > 2:` on a read (an `scf.if`; the numpy
-    back end runs it, PyPTO 0.2.0 rejects such an `if`, so `-t pypto` refuses it)."""
+    """`doubled[1, 3]` of a computed tile (no memory effect), and `if n > 6:` on the read
+    (an `scf.if`: the numpy back end runs it; PyPTO 0.2.0 rejects such an `if` in a jit
+    kernel, so `-t pypto` refuses it, located)."""
     source = """\
 import pypto
 
@@ -310,7 +311,7 @@ def k(t: pypto.Tensor([4, 3], pypto.DT_INT32), f: pypto.Tensor([4, 3], pypto.DT_
 
 ERRORS = [
     ("e = f[1, 2]\n", "so it needs an integer tensor, got a tensor in memory of shape [4, 3] f32"),
-    ("e = t[4, 0]\n", "index 4 is out of range for dim 0 of size 4"),
+    ("e = t[4, 0]\n", "'pto.get_tensor_data' index 4 in dim 0 is outside the tensor's size 4"),
     ("e = t[0, -4]\n", "index -4 is out of range for a dim of size 3"),
     ("e = t[1.0, 0]\n", "tensor indices must be integers or index values, got float 1.0"),
     ("e = t[0, 0, 0]\n", "3 indices for a rank-2 tensor"),
