@@ -272,7 +272,9 @@ class Translator(RegionBuilder):
 
     def tensor_subscript(self, base: SSAValue, node: ast.Subscript, scope: Scope) -> SSAValue:
         """`x[a:b, :]` is `pypto.view(x, [b - a, ...], [a, 0, ...])`; an integer index
-        keeps a size-1 dim that a reshape then drops, as PyPTO's `Tensor.__getitem__`."""
+        keeps a size-1 dim that a reshape then drops, as PyPTO's `Tensor.__getitem__`;
+        integers alone (`x[i, j]`) read one element as an index value
+        (`pto.get_tensor_data`)."""
         shape = self.shape_of(base, node)
         rank = len(shape)
         items: list[ast.expr | None] = list(
@@ -317,8 +319,8 @@ class Translator(RegionBuilder):
                 offsets.append(v)
                 sizes.append(1)
                 keep.append(False)
-        if not any(keep):
-            self.fail(node, "reading one element out of a tensor (`x[i, j]`) is not supported")
+        if not any(keep):  # one element: PyPTO's GetTensorData, an index value
+            return self.read_call("Tensor.__getitem__", {"self": base, "key": offsets}, node)
         for size in sizes:
             if isinstance(size, int) and size <= 0:
                 self.fail(node, f"the slice is empty (size {size})")

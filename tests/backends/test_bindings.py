@@ -62,6 +62,7 @@ EXAMPLES: dict[str, str] = {
     "tensor": 'w = pypto.tensor([4, 8], pypto.DT_FP32, "w")\npypto.assemble(pypto.exp(x), [0, 0], w)',
     "view": "r = pypto.view(x, [2, 8], [2, 0], valid_shape=[1, 8])",
     "assemble": "t = pypto.view(x, [2, 8], [0, 0])\npypto.assemble(t, [2, 0], out)",
+    "Tensor.__getitem__": "e = idx[1, 2]\nr = pypto.view(x, [1, 8], [e, 0])",
     "reshape": "t = pypto.view(x, [4, 8], [0, 0])\nr = pypto.reshape(t, [8, 4])",
     "transpose": "r = pypto.transpose(pypto.exp(x), 0, 1)",
     "concat": "r = pypto.concat([pypto.exp(x), pypto.exp(y)], dim=1)",

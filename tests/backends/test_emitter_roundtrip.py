@@ -26,6 +26,8 @@ computes what the original does on the numpy back end.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -165,6 +167,43 @@ def _if_on_comparison(op: object) -> bool:
     return isinstance(op, scf.IfOp) and not isinstance(
         op.cond.owner, pto.IsLoopBeginOp | pto.IsLoopEndOp
     )
+
+
+ELEMENT_READS = Path(__file__).parents[1] / "frontend" / "data" / "jit" / "jit_element_reads.py"
+ELEMENT_READ_CALLS = {
+    "paged_gather": {
+        "cache": "12x16xf32",
+        "block_table": "3x4xi32",
+        "seq_lens": "3xi32",
+        "out": "24x16xf32",
+    },
+    "routed_sum": {
+        "expert_out": "8x16xf32",
+        "row_index": "8xi32",
+        "expert_ids": "4x2xi32",
+        "bias": "3x16xf32",
+        "out": "4x16xf32",
+    },
+    "segment_chunks": {"x": "16x8xf32", "starts": "5xi32", "out": "16x8xf32"},
+    "slot_write": {"rows": "5x1x8xf32", "slots": "5xi64", "cache": "4x2x8xf32"},
+}
+
+
+@pytest.mark.parametrize("piped", [False, True], ids=["as-written", "default-pipeline"])
+@pytest.mark.parametrize("name", sorted(ELEMENT_READ_CALLS))
+def test_element_reads_round_trip(name: str, piped: bool) -> None:
+    """`x[i, j]` (`pto.get_tensor_data`) used as offsets, valid shapes and loop bounds
+    is written back as `x[i, j]` (`tileir_get_tensor_data(x, [i, j])` for DT_INT64) and
+    read back to the same IR."""
+    module = load_file(ELEMENT_READS, name, args=ELEMENT_READ_CALLS[name])
+    for kernel in module.walk():
+        if isinstance(kernel, pto.KernelOp):
+            # written back with the call's sizes (not `pypto.STATIC`): read back alone
+            del kernel.attributes["shape_annotations"]
+    if piped:
+        DefaultPipelinePass().apply(make_context(), module)
+    back = assert_round_trip(module, f"{name}.py")
+    assert any(isinstance(op, pto.GetTensorDataOp) for op in back.walk())
 
 
 def test_unemittable_condition_is_a_located_error() -> None:

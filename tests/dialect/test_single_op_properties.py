@@ -333,6 +333,36 @@ def view(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def get_tensor_data(draw: st.DrawFn) -> Case:
+    """`pto.get_tensor_data`: one element of an integer table (in memory or a tile,
+    indices static or constant operands) used as the offset of a view."""
+    c = Case("pto.get_tensor_data")
+    shape = draw(shapes_st)
+    elem = maybe(draw, draw(st.sampled_from(INTS)), ["f32", "i1", "bf16"])
+    rows, width = draw(st.integers(1, 8)), draw(st.sampled_from(SIZES))
+    c.inputs.append(("table", shape, elem))
+    c.index_ranges["table"] = rows
+    c.inputs.append(("data", (rows, width), "f32"))
+    idx: list[int | str] = [draw(st.integers(0, s - 1)) for s in shape]
+    idx = maybe(draw, idx, [[shape[0], *idx[1:]], [*idx, 0]])
+    if draw(st.booleans()):
+        c.lines.append(f"%i0 = arith.constant {idx[0]} : index")
+        idx[0] = "%i0"
+    source, source_t = (
+        ("%table", ty("memref", shape, elem))
+        if draw(st.booleans())
+        else ("%table_t", ty("tensor", shape, elem))
+    )
+    c.lines.append(f"%e = pto.get_tensor_data {source}[{', '.join(map(str, idx))}] : {source_t}")
+    c.lines.append(
+        f"%r = pto.view %data[%e, 0] : {ty('memref', (rows, width), 'f32')} -> "
+        f"{ty('tensor', (1, width), 'f32')}"
+    )
+    c.results.append(("%r", (1, width), "f32"))
+    return c
+
+
+@st.composite
 def assemble(draw: st.DrawFn) -> Case:
     c = Case("pto.assemble")
     shape, dtype = draw(shapes_st), draw(st.sampled_from(ALL))
@@ -650,6 +680,7 @@ CASES = {
     "layout": layout(),
     "full": full(),
     "view": view(),
+    "get_tensor_data": get_tensor_data(),
     "assemble": assemble(),
     "workspace": workspace(),
     "matmul": matmul(),
@@ -668,6 +699,7 @@ COVERS: dict[str, list[str]] = {
     "layout": LAYOUT,
     "full": ["full"],
     "view": ["view"],
+    "get_tensor_data": ["get_tensor_data"],
     "assemble": ["assemble"],
     "workspace": ["tensor"],
     "matmul": ["matmul"],

@@ -199,10 +199,11 @@ CASES = [
         "@pypto.frontend.function `_f` cannot return a value",
     ),
     (
-        "reading one element of a tensor",
+        "reading one element of a float tensor",
         "    y = x[0, 1]\n",
         "x[0, 1]",
-        "reading one element out of a tensor (`x[i, j]`) is not supported",
+        "reading one element (`x[i, j]`) gives an index value (PyPTO's SymbolicScalar), so "
+        "it needs an integer tensor, got a tensor in memory of shape",
     ),
 ]
 

@@ -119,6 +119,55 @@ def test_dynamic_dims_of_random_inputs(tmp_path):
     assert np.load(tmp_path / "out.npy").shape == (16, 16)
 
 
+DYNAMIC_PY = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def k(idx: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT32),
+      x: pypto.Tensor([8, 16], pypto.DT_FP32),
+      out: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32),
+      rows: int):
+    for i in pypto.loop(rows):
+        out[i:, :] = pypto.view(x, [1, 16], [idx[i], 0])
+"""
+
+
+def test_call_shapes_size_the_random_inputs_of_dynamic_dims(tmp_path):
+    """`--arg idx=40xi32` on a `pypto.DYNAMIC` dim sizes its random input: the kernel's
+    loop over `rows=40` reads every entry (the default 16 would end at entry 16)."""
+    (tmp_path / "k.py").write_text(DYNAMIC_PY)
+    p = cli(
+        str(tmp_path / "k.py"),
+        "--random-inputs",
+        "--arg",
+        "idx=40xi32",
+        "--arg",
+        "out=40x16xf32",
+        "--arg",
+        "rows=40",
+        "--output-dir",
+        str(tmp_path),
+    )
+    assert p.returncode == 0, p.stderr
+    assert np.load(tmp_path / "out.npy").shape == (40, 16)
+    p = cli(
+        str(tmp_path / "k.py"),
+        "--random-inputs",
+        "--dim",
+        "idx_0=20",
+        "--arg",
+        "idx=40xi32",
+        "--arg",
+        "out=40x16xf32",
+        "--arg",
+        "rows=40",
+        "--output-dir",
+        str(tmp_path),
+    )
+    assert_one_line_error(p, "k.py:10:46:", "index [20] is outside the tensor's shape [20]")
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("tileir-run")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tileir.tools.run"]

@@ -1,15 +1,18 @@
-"""Memory and layout: `pypto.tensor`, `view`, `assemble`, `reshape`, `transpose`,
-`concat`, `unsqueeze` and `expand_clone`.
+"""Memory and layout: `pypto.tensor`, `view`, `assemble`, `Tensor.__getitem__` (one
+element, `x[i, j]`), `reshape`, `transpose`, `concat`, `unsqueeze` and `expand_clone`.
 
 `view` reads a window of a tensor (in memory or a tile) into a tile, `assemble` writes
-a tile into a tensor in memory; the rest rearrange a tile. Result shapes come from
+a tile into a tensor in memory, `x[i, j]` reads one element of an integer tensor as a
+run-time index value; the rest rearrange a tile. Result shapes come from
 `shapes.reshape / transpose / concat / unsqueeze / expand`.
 
-PyPTO 0.2.0 work-around: a whole-tensor write (`assemble` at offset 0 of a tile of the
+PyPTO 0.2.0 work-arounds: a whole-tensor write (`assemble` at offset 0 of a tile of the
 tensor's shape) is written `dst[:] = t`, as the seed kernels write it: PyPTO 0.2.0
 rejects the equal `assemble` into a workspace written in both branches of an `if`
 (`F21007 Operation already in a group`). The frontend reads `dst[:] = t` back as the
-assemble.
+assemble. PyPTO 0.2.0 reads one element only from a DT_INT32 tensor (the Gym also reads
+DT_INT64 tables): another integer type is written `tileir_get_tensor_data(x, [i, j])`,
+which reads the element from its window cast to DT_INT32.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import ast
 import math
 from typing import Any
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType, i32
 from xdsl.ir import SSAValue
 
 from tileir.backends.numpy.rules import memory as rules
-from tileir.bindings.binding import Binding, register
+from tileir.bindings.binding import Binding, Helper, register
 from tileir.bindings.reading import elem, is_mem, is_tile, read_tile_int, shape
 from tileir.dialect import dtypes, pto, shapes
 
@@ -30,6 +33,7 @@ from tileir.dialect import dtypes, pto, shapes
 def _sig_tensor(shape, dtype=None, name=""): ...
 def _sig_view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None): ...
 def _sig_assemble(src, offsets, dst): ...
+def _sig_getitem(self, key): ...
 def _sig_reshape(input, shape, *, valid_shape=None, inplace=False): ...
 def _sig_transpose(input, dim0, dim1): ...
 def _sig_concat(tensors, dim=0): ...
@@ -155,6 +159,55 @@ def _write_assemble(w: Any, op: pto.AssembleOp) -> str:
     if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == shape(op.dst):
         return f"{w.use(op.dst)}[:] = {w.use(op.src)}"
     return f"pypto.assemble({w.use(op.src)}, {w.mixed(op.mixed_offsets)}, {w.use(op.dst)})"
+
+
+# --------------------------------------------------------------------------- x[i, j]
+
+
+def _read_getitem(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    """`x[i, j]` with every index a scalar (the frontend's subscript reader gives the
+    indices with negatives already counted from the end): PyPTO's `GetTensorData`, an
+    index value."""
+    src = fe.resolve(b["self"], node)
+    if not (is_tile(src) or is_mem(src)):
+        fe.fail(node, f"reading one element needs a tensor, got {fe.describe(src)}")
+    key = b["key"] if isinstance(b["key"], list | tuple) else [b["key"]]
+    indices = fe.mixed(key, node, "the indices of a one-element read")
+    dims = shape(src)
+    if len(indices) != len(dims):
+        fe.fail(node, f"{len(indices)} indices for a rank-{len(dims)} tensor")
+    if elem(src) not in pto.GetTensorDataOp.ELEMENTS:
+        fe.fail(
+            node,
+            "reading one element (`x[i, j]`) gives an index value (PyPTO's SymbolicScalar), "
+            f"so it needs an integer tensor, got {fe.describe(src)}",
+        )
+    # static indices out of range: the op's verifier names them, at this line
+    return fe.emit(pto.GetTensorDataOp(src, indices), node).results[0]
+
+
+GET_TENSOR_DATA = Helper(
+    "tileir_get_tensor_data",
+    (
+        "def tileir_get_tensor_data(x, key):",
+        '    """x[key] of an integer tensor other than DT_INT32 (PyPTO 0.2.0 reads one element',
+        "    only from DT_INT32): the element's [1, ..., 1] window cast to DT_INT32, read",
+        '    there; the vector tile shapes in force are kept."""',
+        "    shapes = pypto.get_vec_tile_shapes()",
+        "    pypto.set_vec_tile_shapes(*([1] * len(key)))",
+        "    one = pypto.cast(pypto.view(x, [1] * len(key), key), pypto.DT_INT32)",
+        "    if shapes:",
+        "        pypto.set_vec_tile_shapes(*shapes)",
+        "    return one[(0,) * len(key)]",
+    ),
+)
+
+
+def _write_getitem(w: Any, op: pto.GetTensorDataOp) -> str:
+    if elem(op.source) == i32:
+        return f"{w.use(op.source)}{w.mixed(op.mixed_indices)}"
+    w.helper(GET_TENSOR_DATA.name)
+    return f"{GET_TENSOR_DATA.name}({w.use(op.source)}, {w.mixed(op.mixed_indices)})"
 
 
 # --------------------------------------------------------------------------- reshape
@@ -293,6 +346,16 @@ register(
         _read_assemble,
         _write_assemble,
         rules.assemble_rule,
+    ),
+    Binding(
+        "Tensor.__getitem__",
+        pto.GetTensorDataOp,
+        _sig_getitem,
+        _read_getitem,
+        _write_getitem,
+        rules.get_tensor_data_rule,
+        "get_tensor_data",
+        helper=GET_TENSOR_DATA,
     ),
     Binding(
         "reshape",

@@ -4,8 +4,8 @@ Names, operands and attributes follow the PyPTO Python API (`pypto.view`,
 `pypto.assemble`, `pypto.matmul(..., b_trans=True)` ...), so that a reader who knows
 PyPTO reads the IR. Tiles are immutable SSA values of builtin `tensor<...>` type; kernel
 arguments and workspace buffers (`pypto.tensor(...)`) are mutable `memref<...>`s.
-Only the ops that touch memory (`view` of a memref, `assemble`, `tensor`) have side
-effects, so xDSL's CSE / DCE / canonicalize apply to everything else.
+Only the ops that touch memory (`view` and `get_tensor_data` of a memref, `assemble`,
+`tensor`) have side effects, so xDSL's CSE / DCE / canonicalize apply to everything else.
 
 ```mlir
 pto.kernel @scale(%x: memref<13x64xf32>, %out: memref<13x64xf32>) {
@@ -122,6 +122,7 @@ from tileir.dialect.ops.memory import (
     AssembleOp,
     ConcatOp,
     ExpandCloneOp,
+    GetTensorDataOp,
     ReshapeOp,
     TensorOp,
     TransposeOp,
@@ -201,6 +202,7 @@ __all__ = [
     "FullOp",
     "GatherOp",
     "GathermaskOp",
+    "GetTensorDataOp",
     "GeOp",
     "GtOp",
     "IndexPutOp",
@@ -282,6 +284,7 @@ PTO = Dialect(
         TensorOp,
         ViewOp,
         AssembleOp,
+        GetTensorDataOp,
         ReshapeOp,
         TransposeOp,
         ConcatOp,

@@ -130,6 +130,8 @@ def run_cli(args: argparse.Namespace) -> None:
     }
     if args.random_inputs:
         dims = _parse_dims(args.dim)
+        for sym, size in _dims_of_call(plan, call or {}, py).items():
+            dims.setdefault(sym, size)
         dims.update(_dims_of(plan, inputs))
         try:
             generated = random_inputs(plan.kernel, seed=args.seed, dims=dims)
@@ -222,6 +224,26 @@ def _dims_of(plan, inputs: dict[str, np.ndarray]) -> dict[str, int]:  # type: ig
     for name, array in inputs.items():
         syms = iter(plan.kernel.dynamic_names(name))
         for d, s in zip(plan.shape(name), array.shape):
+            if d == -1:
+                dims.setdefault(next(syms), s)
+    return dims
+
+
+def _dims_of_call(plan, call: dict[str, object], py: bool) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Dynamic dim sizes the call's `--arg NAME=AxBx<dtype>` shapes give: a
+    `pypto.DYNAMIC` dim stays `?` in the kernel, but the call still says its size, so
+    that random inputs agree with the scalars of the same call (`NUM_ROWS=4096`)."""
+    if not py:
+        return {}
+    from frontends.pypto.specialise import ArgShape  # a .py call: the frontend is in
+
+    dims: dict[str, int] = {}
+    for name in plan.arg_names:
+        given = call.get(name)
+        if not isinstance(given, ArgShape) or len(given.shape) != len(plan.shape(name)):
+            continue
+        syms = iter(plan.kernel.dynamic_names(name))
+        for d, s in zip(plan.shape(name), given.shape):
             if d == -1:
                 dims.setdefault(next(syms), s)
     return dims

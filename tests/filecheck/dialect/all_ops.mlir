@@ -193,3 +193,19 @@ pto.kernel @scatter_and_friends(%x: memref<4x8xf32>, %ix: memref<4x3xi64>, %out:
   pto.assemble %h into %ramp[0] : tensor<6xf32>, memref<6xf32>
   pto.assemble %k into %ints[0] : tensor<16xi32>, memref<16xi32>
 }
+
+// One element of a DT_INT32 table as an index value (`x[i, j]`), from memory or a tile.
+// CHECK-LABEL: pto.kernel @element_reads
+pto.kernel @element_reads(%table: memref<?x4xi32>, %lens: memref<3xi32>, %x: memref<16x8xf32>, %out: memref<4x8xf32>) attributes {dynamic_dims = {table = ["B"]}} {
+  %c1 = arith.constant 1 : index
+  %n = pto.get_tensor_data %lens[2] : memref<3xi32>
+  // CHECK: pto.get_tensor_data %{{.*}}[2] : memref<3xi32>
+  %blk = pto.get_tensor_data %table[%c1, 3] : memref<?x4xi32>
+  // CHECK: pto.get_tensor_data %{{.*}}[%{{.*}}, 3] : memref<?x4xi32>
+  %rows = pto.view %table[0, 0] : memref<?x4xi32> -> tensor<2x4xi32>
+  %first = pto.get_tensor_data %rows[1, 0] : tensor<2x4xi32>
+  // CHECK: pto.get_tensor_data %{{.*}}[1, 0] : tensor<2x4xi32>
+  %off = arith.addi %blk, %first : index
+  %t = pto.view %x[%off, 0] valid [%n, 8] : memref<16x8xf32> -> tensor<4x8xf32>
+  pto.assemble %t into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>
+}

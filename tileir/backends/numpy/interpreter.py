@@ -744,10 +744,14 @@ _INDEX_OPS: tuple[type[Operation], ...] = (
     arith.CmpiOp,
     arith.SelectOp,
     memref.DimOp,
+    pto.GetTensorDataOp,
 )
 
 
 def _batchable_op(op: Operation) -> bool:
+    if isinstance(op, pto.GetTensorDataOp):
+        # one element per iteration, gathered at once; of a tile it would be per batch row
+        return isinstance(op.source.type, MemRefType)
     if isinstance(op, _INDEX_OPS):
         # batched values are int64 / bool arrays
         return all(_is_index_like(r.type) and _width(r.type) <= 64 for r in op.results)
@@ -909,10 +913,11 @@ class _LoopBatcher:
     """Runs a `pto.loop` whose iterations are independent as whole-array numpy ops.
 
     Static conditions (checked when the kernel is lowered): the body holds only index
-    arithmetic, views, assembles and row-local tile ops (elementwise, casts, reductions,
+    arithmetic (element reads of memory included), views, assembles and row-local tile
+    ops (elementwise, casts, reductions,
     layout ops; no matmul, gather or topk, whose numpy kernels may round differently on
     a different shape), no nested loops, branches or loop-state queries, and it never
-    reads (views) a memref it writes (assembles).
+    reads (views, element reads) a memref it writes (assembles).
 
     At run time the index arithmetic is evaluated for all iterations at once; iterations
     are grouped by their valid shapes (a tail is its own group), the windows written by
@@ -966,7 +971,9 @@ class _LoopBatcher:
                 return None
             if isinstance(o, pto.AssembleOp):
                 written.add(o.dst)
-            if isinstance(o, pto.ViewOp) and isinstance(o.source.type, MemRefType):
+            if isinstance(o, pto.ViewOp | pto.GetTensorDataOp) and isinstance(
+                o.source.type, MemRefType
+            ):
                 read.add(o.source)
             for v in o.operands:
                 if not isinstance(v.type, TensorType | MemRefType | IndexType | IntegerType):

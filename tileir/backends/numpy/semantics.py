@@ -1209,6 +1209,28 @@ def read_window(
     return out
 
 
+def get_tensor_data(
+    src: np.ndarray, indices: Sequence[int], valid_shape: Sequence[int] | None = None
+) -> int:
+    """`x[i, j]` (every index a scalar): the element at `indices` as a Python int, the
+    run-time index value PyPTO's `SymbolicScalar` is. The element must lie inside `src`,
+    and inside `valid_shape` when given (a tail tile: PyPTO leaves the rest undefined)."""
+    idx = tuple(int(i) for i in indices)
+    if len(idx) != src.ndim:
+        raise SemanticsError(
+            f"get_tensor_data: {len(idx)} indices for a tensor of shape {list(src.shape)}"
+        )
+    bounds = tuple(src.shape) if valid_shape is None else tuple(int(v) for v in valid_shape)
+    for d, (i, n) in enumerate(zip(idx, bounds)):
+        if not 0 <= i < n:
+            where = "shape" if valid_shape is None else "valid shape"
+            raise SemanticsError(
+                f"get_tensor_data: index {list(idx)} is outside the tensor's {where} "
+                f"{list(bounds)} in dim {d}"
+            )
+    return int(src[idx])
+
+
 def write_window(
     dst: np.ndarray,
     tile: np.ndarray,

@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -448,7 +449,9 @@ class _KernelWriter:
         if not results:
             self.line(depth, call)
         else:
-            targets = ", ".join(self.define(r) for r in results)
+            targets = ", ".join(
+                self.define(r, "idx" if isinstance(r.type, IndexType) else "t") for r in results
+            )
             self.line(depth, f"{targets} = {call}")
 
     def index_expr(self, op: Operation) -> index_ops.Expr | None:

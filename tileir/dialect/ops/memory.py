@@ -1,11 +1,13 @@
 """Memory and layout ops: `pto.tensor` (a workspace), `pto.view` / `pto.assemble` (read
-a tile from / write it into memory, the only ops with memory effects), and the layout
-changes `reshape`, `transpose`, `concat`, `unsqueeze`, `expand_clone`.
+a tile from / write it into memory), `pto.get_tensor_data` (read one element as an index
+value) — the only ops with memory effects — and the layout changes `reshape`,
+`transpose`, `concat`, `unsqueeze`, `expand_clone`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -20,7 +22,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -36,7 +38,7 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
 from xdsl.utils.exceptions import VerifyException
 
-from tileir.dialect import shapes
+from tileir.dialect import dtypes, shapes
 from tileir.dialect.ops.base import (
     TileOp,
     TileResults,
@@ -62,11 +64,12 @@ from tileir.dialect.ops.structure import is_kernel_argument
 
 
 class _ReadSourceIfMemory(MemoryEffect):
-    """`view` reads memory when its source is a memref and is pure on a tile."""
+    """`view` and `get_tensor_data` read memory when their source is a memref and are
+    pure on a tile."""
 
     @classmethod
     def get_effects(cls, op: Operation):
-        assert isinstance(op, ViewOp)
+        assert isinstance(op, ViewOp | GetTensorDataOp)
         if isinstance(op.source.type, MemRefType):
             return {EffectInstance(MemoryEffectKind.READ, op.source)}
         return set()
@@ -242,6 +245,72 @@ class AssembleOp(IRDLOperation):
                 raise VerifyException(
                     f"'pto.assemble' offset {o} in dim {d} is outside the destination of "
                     f"size {bound}"
+                )
+
+
+@irdl_op_definition
+class GetTensorDataOp(IRDLOperation):
+    """`x[i, j]` with every index a scalar: one element of an integer tensor, read as a
+    run-time index value (PyPTO's `Tensor.__getitem__` calls `GetTensorData` and returns
+    a `SymbolicScalar`, which a kernel uses as an offset, a loop bound or in index
+    arithmetic; the Gym reads DT_INT32 and DT_INT64 tables, PyPTO 0.2.0 only DT_INT32).
+    The value is sign-extended to `index`. Reads memory when the source is a memref.
+
+    ```mlir
+    %blk = pto.get_tensor_data %block_table[%b, 3] : memref<4x8xi32>
+    ```
+    """
+
+    name = "pto.get_tensor_data"
+    source = operand_def(base(TensorType) | base(MemRefType))
+    indices = var_operand_def(IndexType)
+    static_indices = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(IndexType())
+    traits = traits_def(_ReadSourceIfMemory())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$source `` custom<DynamicIndexList>($indices, $static_indices) attr-dict `:` type($source)"
+    )
+
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = tuple(
+        t.mlir for t in dtypes.ELEMENT_TYPES if t.kind == "int"
+    )
+    """The element types an index value can be read from: the integers (not i1)."""
+
+    def __init__(self, source: SSAValue | Operation, indices: Sequence[int | SSAValue]):
+        si, di = _split(indices)
+        super().__init__(
+            operands=[source, di],
+            properties={"static_indices": si},
+            result_types=[IndexType()],
+        )
+
+    @property
+    def mixed_indices(self) -> list[int | SSAValue]:
+        return mixed_values(self.static_indices, self.indices)
+
+    def verify_(self) -> None:
+        _check_index_list(self, "indices", self.static_indices, self.indices)
+        src = self.source.type
+        if _elem(src) not in self.ELEMENTS:
+            raise VerifyException(
+                f"'pto.get_tensor_data' reads element type {_elem(src)}; an index value is "
+                f"read only from an integer tensor ({', '.join(map(str, self.ELEMENTS))})"
+            )
+        dims = _shape(src)
+        if len(self.mixed_indices) != len(dims):
+            raise VerifyException(
+                f"'pto.get_tensor_data' has {len(self.mixed_indices)} indices for a "
+                f"rank-{len(dims)} tensor"
+            )
+        for d, (index, size) in enumerate(zip(self.mixed_indices, dims)):
+            i = _static_or_constant(index)
+            if i is not None and i < 0:
+                raise VerifyException(f"'pto.get_tensor_data' index {i} in dim {d} is negative")
+            if i is not None and size != DYNAMIC_INDEX and i >= size:
+                raise VerifyException(
+                    f"'pto.get_tensor_data' index {i} in dim {d} is outside the tensor's "
+                    f"size {size}"
                 )
 
 

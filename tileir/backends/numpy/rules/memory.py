@@ -1,5 +1,5 @@
 """Numpy rules of the memory and layout ops: `tensor`, `view`, `assemble` (only the
-valid region is written), `reshape`, `transpose`, `concat`, `unsqueeze`,
+valid region is written), `get_tensor_data`, `reshape`, `transpose`, `concat`, `unsqueeze`,
 `expand_clone`.
 """
 
@@ -18,6 +18,7 @@ from tileir.backends.numpy.interpreter import (
     _batched_assemble,
     _batched_memory_view,
     _Compiler,
+    _Fallback,
     _IndexList,
     _normalize_valid,
     _rank,
@@ -113,6 +114,44 @@ def assemble_rule(c: _Compiler, op: Operation) -> Step:
         fastpaths.write_window(env[dst], arr, offsets(env), valid)
 
     return write
+
+
+def get_tensor_data_rule(c: _Compiler, op: Operation) -> Step:
+    assert isinstance(op, pto.GetTensorDataOp)
+    indices = _IndexList(c, op.mixed_indices)
+    src, r = c.slot(op.source), c.slot(op.result)
+    if isinstance(op.source.type, MemRefType):
+        if c.batch:
+            return _batched_get_tensor_data(src, r, indices)
+
+        def read(env: Env) -> None:
+            env[r] = semantics.get_tensor_data(env[src], indices(env))
+
+        return read
+
+    def read_tile(env: Env) -> None:
+        arr, valid = env[src]
+        env[r] = semantics.get_tensor_data(arr, indices(env), valid)
+
+    return read_tile
+
+
+def _batched_get_tensor_data(src: int, r: int, indices: _IndexList) -> Step:
+    """The elements of every iteration at once (indices are ints or arrays with one
+    entry per iteration), as int64 like the batched index arithmetic."""
+
+    def read(env: Env) -> None:
+        arr = env[src]
+        idx = indices(env)
+        if not any(isinstance(i, np.ndarray) for i in idx):
+            env[r] = semantics.get_tensor_data(arr, idx)
+            return
+        for i, n in zip(idx, arr.shape):
+            if np.any(np.asarray(i) < 0) or np.any(np.asarray(i) >= n):
+                raise _Fallback  # the iteration-by-iteration run reports it
+        env[r] = arr[tuple(np.asarray(i, dtype=np.int64) for i in idx)].astype(np.int64)
+
+    return read
 
 
 def reshape_rule(c: _Compiler, op: Operation) -> Step:
