@@ -3,8 +3,8 @@ analyses that read their results.
 
 An op runs on the Cube core (`pto.matmul`), on the Vector core (every other tile op),
 or on either (`EITHER`: scalar index math, constants, `memref.dim`, views, workspace
-allocation, loop-state queries and the settings statements), which do not decide where a
-stage runs and join whichever stage is next to them.
+allocation, reshapes of memory, loop-state queries and the settings statements), which
+do not decide where a stage runs and join whichever stage is next to them.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ SETTINGS = (
 _EITHER_OPS = (
     pto.ViewOp,
     pto.TensorOp,
+    pto.ReshapeMemOp,
     pto.IsLoopBeginOp,
     pto.IsLoopEndOp,
     *SETTINGS,
