@@ -77,7 +77,11 @@ def _written(kernel: Operation) -> set[SSAValue] | None:
         effects = get_effects(op)
         if effects is None:
             return None
-        out |= {pto.memory_root(e.value) for e in effects if e.kind == MemoryEffectKind.WRITE and e.value}
+        out |= {
+            pto.memory_root(e.value)
+            for e in effects
+            if e.kind == MemoryEffectKind.WRITE and e.value
+        }
     return out
 
 

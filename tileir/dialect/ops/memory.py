@@ -346,7 +346,6 @@ def is_alias(value: SSAValue) -> bool:
     return isinstance(value.owner, ReshapeMemOp)
 
 
-
 # --------------------------------------------------------------------------- layout
 
 
