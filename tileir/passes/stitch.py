@@ -220,9 +220,8 @@ def _access(
 ) -> Access:
     """An access of `memory` at `offsets`, keyed by the memory's root; through a
     `pto.reshape_mem` alias the window is in other coordinates, so it is the whole root."""
-    if is_alias(memory):
-        return Access(memory_root(memory), write, None)
-    return Access(memory, write, _window(forms, offsets, shape))
+    window = None if is_alias(memory) else _window(forms, offsets, shape)
+    return Access(memory_root(memory), write, window)
 
 
 Setting = tuple[object, ...] | None

@@ -64,7 +64,7 @@ from tileir.dialect.ops.base import (
     verify_dims,
     verify_tile_shape,
 )
-from tileir.dialect.ops.structure import is_kernel_argument
+from tileir.dialect.ops.structure import StageOp, StitchOp, is_kernel_argument
 
 # --------------------------------------------------------------------------- effects
 
@@ -330,20 +330,33 @@ def _static_count(shape: Sequence[int]) -> int:
     return n
 
 
+def _trace(value: SSAValue) -> tuple[SSAValue, bool]:
+    """The memref `value` names (see `memory_root`) and whether a reshape is on the way."""
+    reshaped = False
+    while True:
+        owner = value.owner
+        if isinstance(owner, ReshapeMemOp):
+            value, reshaped = owner.source, True
+        elif isinstance(owner, StageOp | StitchOp) and isinstance(value.type, MemRefType):
+            # a memref leaving a stage / stitch group is the one its body yields
+            value = owner.body.block.last_op.operands[value.index]  # type: ignore[union-attr, attr-defined]
+        else:
+            return value, reshaped
+
+
 def memory_root(value: SSAValue) -> SSAValue:
-    """The memory a memref value names: through `pto.reshape_mem` aliases, the memref
-    they reshape (a kernel argument or a `pto.tensor` workspace); any other value is its
-    own root. Two memref values touch the same memory exactly when their roots are equal
-    (kernel arguments never overlap)."""
-    while isinstance(value.owner, ReshapeMemOp):
-        value = value.owner.source
-    return value
+    """The memory a memref value names: through `pto.reshape_mem` aliases (and the
+    results of stages and stitch groups, which pass a memref on), the memref they reshape
+    (a kernel argument or a `pto.tensor` workspace); any other value is its own root. Two
+    memref values touch the same memory exactly when their roots are equal (kernel
+    arguments never overlap)."""
+    return _trace(value)[0]
 
 
 def is_alias(value: SSAValue) -> bool:
-    """True for a memref that names another memref's memory in another shape (its window
+    """True for a memref that names its root's memory in another shape (its window
     coordinates are not its root's)."""
-    return isinstance(value.owner, ReshapeMemOp)
+    return _trace(value)[1]
 
 
 # --------------------------------------------------------------------------- layout

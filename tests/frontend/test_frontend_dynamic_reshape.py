@@ -1,0 +1,178 @@
+"""`pypto.reshape(t, shape, inplace=True)` of a tensor in memory with a dynamic shape
+(issue 14: the flattening the Gym's attention, deepseek and mhc kernels do first): read
+into `pto.reshape_mem`, an alias of the same memory, which views read and assembles write.
+The kernels (`data/jit/jit_dynamic_reshape.py`) are checked against numpy written here,
+after each pass that reasons about memory, as tileir writes them back for PyPTO, and
+(marker `pypto`) on the real pypto 0.2.0."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from frontends.pypto import load_file, load_source
+from tileir.backends.numpy import compile_kernel, run
+from tileir.backends.pypto import emit
+from tileir.diagnostics import TileirError
+from tileir.dialect import pto
+from tileir.passes import apply_pipeline
+
+FILE = Path(__file__).parent / "data" / "jit" / "jit_dynamic_reshape.py"
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _head_rms_inputs(tokens: int, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "q": rng.standard_normal((tokens, 4, 32)).astype(BF16),
+        "gamma": rng.uniform(0.5, 1.5, 32).astype(np.float32),
+        # outputs: their dynamic dims are their own symbols (as in PyPTO), given by a call
+        "out": np.full((tokens, 128), np.nan, np.float32),
+        "token_sum": np.full((tokens, 1), np.nan, np.float32),
+    }
+
+
+def _head_rms_golden(q: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each (token, head) row of 32 normalised by its root mean square, times gamma; the
+    output holds a token's 4 heads side by side; then each token's sum."""
+    tokens = q.shape[0]
+    out = np.empty((tokens, 128))
+    for t in range(tokens):
+        for h in range(4):
+            row = q[t, h].astype(np.float64)
+            rms = np.sqrt(np.mean(row * row) + 1e-6)
+            out[t, h * 32 : (h + 1) * 32] = row / rms * gamma
+    return out, out.sum(axis=1, keepdims=True)
+
+
+def test_dynamic_reshapes_of_memory_are_aliases_and_static_ones_stay_tiles() -> None:
+    module = load_file(FILE, kernel="head_rms")
+    aliases = [op for op in module.walk() if isinstance(op, pto.ReshapeMemOp)]
+    assert [(op.source.name_hint, str(op.result.type)) for op in aliases] == [
+        ("q", "memref<?x32xbf16>"),
+        ("out", "memref<?x32xf32>"),
+    ]
+    # gamma (static) is read whole and the tile reshaped, as before
+    (tile_reshape,) = [op for op in module.walk() if isinstance(op, pto.ReshapeOp)]
+    assert str(tile_reshape.result.type) == "tensor<1x32xf32>"
+    assert pto.memory_root(aliases[1].result) is aliases[1].source
+
+
+@pytest.mark.parametrize("tokens", [1, 2, 3, 5])
+def test_head_rms_computes_what_numpy_says(tokens: int) -> None:
+    inputs = _head_rms_inputs(tokens, tokens)
+    plan = compile_kernel(load_file(FILE, kernel="head_rms"))
+    assert sorted(plan.outputs) == ["out", "token_sum"]  # `out` written only via its alias
+    out = plan(inputs)
+    golden, sums = _head_rms_golden(inputs["q"], inputs["gamma"])
+    np.testing.assert_allclose(out["out"], golden, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["token_sum"], sums, rtol=1e-4, atol=1e-4)
+
+
+def test_outputs_written_through_an_alias_land_in_the_callers_array() -> None:
+    inputs = _head_rms_inputs(3)
+    mine = np.full((3, 128), np.nan, np.float32)
+    plan = compile_kernel(load_file(FILE, kernel="head_rms"))
+    out = plan({**inputs, "out": mine}, in_place=["out"])
+    assert out["out"] is mine
+    np.testing.assert_allclose(mine, _head_rms_golden(inputs["q"], inputs["gamma"])[0], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "default",
+        "loop-fusion",
+        "sink-invariants",
+        "coarsen{factor=2}",
+        "loop-unroll{factors=4,2,1},stitch{interleave=true max-functions=4}",
+        "vc-split,semantic-labels,loop-fusion,loop-unroll{factors=2,1},stitch",
+    ],
+)
+def test_passes_keep_the_numbers(pipeline: str) -> None:
+    inputs = _head_rms_inputs(5, 7)
+    module = load_file(FILE, kernel="head_rms")
+    apply_pipeline(module, pipeline, verify_each=True)
+    out = run(module, inputs, "head_rms")
+    golden, sums = _head_rms_golden(inputs["q"], inputs["gamma"])
+    np.testing.assert_allclose(out["out"], golden, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["token_sum"], sums, rtol=1e-4, atol=1e-4)
+
+
+def test_flat_alias_of_a_rank_3_output() -> None:
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    y = np.full((3, 4, 4), np.nan, np.float32)
+    out = run(load_file(FILE, kernel="flat_copy"), {"x": x, "y": y}, "flat_copy")
+    np.testing.assert_array_equal(out["y"], (x + np.float32(1.0)).reshape(3, 4, 4))
+
+
+@pytest.mark.parametrize("kernel", ["head_rms", "flat_copy"])
+def test_emitted_pypto_writes_the_inplace_reshape(kernel: str) -> None:
+    """(The emitted text reads back to the same IR: test_emitter_roundtrip.py.)"""
+    text = emit(load_file(FILE, kernel=kernel))
+    ast.parse(text)
+    assert text.count("inplace=True)") == (2 if kernel == "head_rms" else 1)
+    assert "pypto.reshape(q, [rows, 32], inplace=True)" in text or kernel != "head_rms"
+
+
+HEADER = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    x: pypto.Tensor([pypto.DYNAMIC, 4, 8], pypto.DT_FP32),
+    out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
+):
+    t = x.shape[0]
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "x2 = pypto.reshape(x, [t, 32])",
+            "k.py:10:10: error: a reshape of a tensor in memory with a dynamic shape must be "
+            "inplace=True",
+        ),
+        (
+            "x2 = pypto.reshape(x, [-1, 32], inplace=True)",
+            "k.py:10:10: error: a -1 in a reshape needs static sizes",
+        ),
+        (
+            "x2 = pypto.reshape(x, [t, 32], valid_shape=[t, 32], inplace=True)",
+            "k.py:10:10: error: valid_shape on an inplace reshape of a tensor in memory",
+        ),
+        (
+            "x2 = pypto.reshape(x, [t, 0], inplace=True)",
+            "k.py:10:10: error: pypto.reshape shape [<index>, 0] needs sizes > 0",
+        ),
+        (
+            "v = pypto.view(x, [2, 4, 8], [0, 0, 0])\n    r = pypto.reshape(v, [t, 32])",
+            "k.py:11:9: error: a reshape with a dynamic shape must be inplace=True",
+        ),
+    ],
+)
+def test_bad_dynamic_reshapes_are_located_errors(line: str, message: str) -> None:
+    with pytest.raises(TileirError) as e:
+        load_source(HEADER + "    " + line + "\n", "k.py")
+    assert message in str(e.value)
+    assert "Traceback" not in str(e.value)
+
+
+def test_static_memory_with_dynamic_sizes_checks_what_it_can() -> None:
+    static = HEADER.replace("pypto.DYNAMIC, 4, 8", "2, 4, 8")
+    bad = static + "    x2 = pypto.reshape(x, [out.shape[0], 3], inplace=True)\n"
+    with pytest.raises(TileirError, match=r"k\.py:10:10: error: cannot reshape \[2, 4, 8\] to"):
+        load_source(bad, "k.py")
+    good = static + "    x2 = pypto.reshape(x, [out.shape[0], 8], inplace=True)\n"
+    assert [op for op in load_source(good, "k.py").walk() if isinstance(op, pto.ReshapeMemOp)]
+    # all static: read whole into a tile, as before (PyPTO's own count message)
+    tile = static + "    x2 = pypto.reshape(x, [t, 3], inplace=True)\n"
+    with pytest.raises(TileirError, match=r"k\.py:10:10: error: .*changes the element count"):
+        load_source(tile, "k.py")
