@@ -32,21 +32,23 @@ def _head_rms_inputs(tokens: int, seed: int = 0) -> dict[str, np.ndarray]:
         "gamma": rng.uniform(0.5, 1.5, 32).astype(np.float32),
         # outputs: their dynamic dims are their own symbols (as in PyPTO), given by a call
         "out": np.full((tokens, 128), np.nan, np.float32),
-        "token_sum": np.full((tokens, 1), np.nan, np.float32),
+        "head_max": np.full((tokens * 4, 1), np.nan, np.float32),
     }
 
 
 def _head_rms_golden(q: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each (token, head) row of 32 normalised by its root mean square, times gamma; the
-    output holds a token's 4 heads side by side; then each token's sum."""
+    output holds a token's 4 heads side by side; then the largest value of each head."""
     tokens = q.shape[0]
     out = np.empty((tokens, 128))
+    head_max = np.empty((tokens * 4, 1))
     for t in range(tokens):
         for h in range(4):
             row = q[t, h].astype(np.float64)
             rms = np.sqrt(np.mean(row * row) + 1e-6)
             out[t, h * 32 : (h + 1) * 32] = row / rms * gamma
-    return out, out.sum(axis=1, keepdims=True)
+            head_max[t * 4 + h, 0] = max(out[t, h * 32 : (h + 1) * 32])
+    return out, head_max
 
 
 def test_dynamic_reshapes_of_memory_are_aliases_and_static_ones_stay_tiles() -> None:
@@ -57,7 +59,7 @@ def test_dynamic_reshapes_of_memory_are_aliases_and_static_ones_stay_tiles() -> 
         ("out", "memref<?x32xf32>"),
     ]
     # gamma (static) is read whole and the tile reshaped, as before
-    (tile_reshape,) = [op for op in module.walk() if isinstance(op, pto.ReshapeOp)]
+    tile_reshape = next(op for op in module.walk() if isinstance(op, pto.ReshapeOp))
     assert str(tile_reshape.result.type) == "tensor<1x32xf32>"
     assert pto.memory_root(aliases[1].result) is aliases[1].source
 
@@ -66,20 +68,19 @@ def test_dynamic_reshapes_of_memory_are_aliases_and_static_ones_stay_tiles() -> 
 def test_head_rms_computes_what_numpy_says(tokens: int) -> None:
     inputs = _head_rms_inputs(tokens, tokens)
     plan = compile_kernel(load_file(FILE, kernel="head_rms"))
-    assert sorted(plan.outputs) == ["out", "token_sum"]  # `out` written only via its alias
+    assert sorted(plan.outputs) == ["head_max", "out"]
     out = plan(inputs)
-    golden, sums = _head_rms_golden(inputs["q"], inputs["gamma"])
+    golden, head_max = _head_rms_golden(inputs["q"], inputs["gamma"])
     np.testing.assert_allclose(out["out"], golden, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(out["token_sum"], sums, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out["head_max"], head_max, rtol=1e-5, atol=1e-6)
 
 
-def test_outputs_written_through_an_alias_land_in_the_callers_array() -> None:
-    inputs = _head_rms_inputs(3)
-    mine = np.full((3, 128), np.nan, np.float32)
-    plan = compile_kernel(load_file(FILE, kernel="head_rms"))
-    out = plan({**inputs, "out": mine}, in_place=["out"])
-    assert out["out"] is mine
-    np.testing.assert_allclose(mine, _head_rms_golden(inputs["q"], inputs["gamma"])[0], rtol=1e-5)
+def test_writes_through_an_alias_are_refused_where_written() -> None:
+    """PyPTO 0.2.0 loses them (the output stays zeros; checked on the real pypto below)."""
+    with pytest.raises(TileirError) as e:
+        load_file(FILE, kernel="write_through_alias")
+    assert "jit_dynamic_reshape.py:70:9: error: 'pto.assemble' writes through a " in str(e.value)
+    assert "PyPTO loses writes through an inplace reshape" in str(e.value)
 
 
 @pytest.mark.parametrize(
@@ -98,19 +99,19 @@ def test_passes_keep_the_numbers(pipeline: str) -> None:
     module = load_file(FILE, kernel="head_rms")
     apply_pipeline(module, pipeline, verify_each=True)
     out = run(module, inputs, "head_rms")
-    golden, sums = _head_rms_golden(inputs["q"], inputs["gamma"])
+    golden, head_max = _head_rms_golden(inputs["q"], inputs["gamma"])
     np.testing.assert_allclose(out["out"], golden, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(out["token_sum"], sums, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out["head_max"], head_max, rtol=1e-5, atol=1e-6)
 
 
-def test_flat_alias_of_a_rank_3_output() -> None:
-    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
-    y = np.full((3, 4, 4), np.nan, np.float32)
-    out = run(load_file(FILE, kernel="flat_copy"), {"x": x, "y": y}, "flat_copy")
-    np.testing.assert_array_equal(out["y"], (x + np.float32(1.0)).reshape(3, 4, 4))
+def test_flat_read_of_a_rank_3_input() -> None:
+    x = np.random.default_rng(4).standard_normal((3, 4, 4)).astype(np.float32)
+    y = np.full((3, 16), np.nan, np.float32)
+    out = run(load_file(FILE, kernel="flat_read"), {"x": x, "y": y}, "flat_read")
+    np.testing.assert_array_equal(out["y"], x.reshape(3, 16) + np.float32(1.0))
 
 
-@pytest.mark.parametrize("kernel", ["head_rms", "flat_copy"])
+@pytest.mark.parametrize("kernel", ["head_rms", "flat_read"])
 def test_emitted_pypto_writes_the_inplace_reshape(kernel: str) -> None:
     """(The emitted text reads back to the same IR: test_emitter_roundtrip.py.)"""
     text = emit(load_file(FILE, kernel=kernel))

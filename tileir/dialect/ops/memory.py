@@ -202,7 +202,9 @@ class ViewOp(IRDLOperation):
 @irdl_op_definition
 class AssembleOp(IRDLOperation):
     """`pypto.assemble(src, offsets, dst)`: write a tile (only its valid region) into
-    memory. `x[:] = value` on a workspace is an assemble at offset 0."""
+    memory. `x[:] = value` on a workspace is an assemble at offset 0. Not through a
+    `pto.reshape_mem` alias: PyPTO 0.2.0 drops such writes (its own guides say the
+    output "stays all zeros"; tests/frontend/test_frontend_dynamic_reshape.py)."""
 
     name = "pto.assemble"
     src = operand_def(TensorType)
@@ -231,6 +233,12 @@ class AssembleOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        if is_alias(self.dst):
+            raise VerifyException(
+                "'pto.assemble' writes through a pto.reshape_mem alias: PyPTO loses writes "
+                "through an inplace reshape of a tensor in memory (the tensor stays "
+                "unwritten); assemble into the tensor in its own shape"
+            )
         src, dst = self.src.type, self.dst.type
         if _elem(src) != _elem(dst):
             raise VerifyException(
@@ -258,8 +266,9 @@ class ReshapeMemOp(IRDLOperation):
     """`pypto.reshape(t, shape, inplace=True)` of a tensor in memory (a kernel argument,
     a workspace, or another such reshape): the same memory, read row-major in another
     shape, with the same element count. It moves no data and has no memory effect of its
-    own (`Pure`, like MLIR's `memref.reshape`); a view or assemble through the result
-    reads or writes the source's memory (`memory_root`). `?` dims of the result take
+    own (`Pure`, like MLIR's `memref.reshape`); a view through the result reads the
+    source's memory (`memory_root`). Nothing is written through it (PyPTO loses such
+    writes; `pto.assemble` refuses an alias destination). `?` dims of the result take
     their size from `sizes` (index values), as in `pto.view`."""
 
     name = "pto.reshape_mem"
