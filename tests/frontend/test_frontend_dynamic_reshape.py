@@ -177,3 +177,53 @@ def test_static_memory_with_dynamic_sizes_checks_what_it_can() -> None:
     tile = static + "    x2 = pypto.reshape(x, [t, 3], inplace=True)\n"
     with pytest.raises(TileirError, match=r"k\.py:10:10: error: .*changes the element count"):
         load_source(tile, "k.py")
+
+
+def _real(kernel: str, path: Path, tmp_path: Path, tokens: int = 3) -> dict[str, np.ndarray]:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    if kernel == "head_rms":
+        inputs = _head_rms_inputs(tokens, 5)
+        args = [
+            ArgSpec("q", (tokens, 4, 32), "bf16", (0,)),
+            ArgSpec("gamma", (32,), "f32"),
+            ArgSpec("out", (tokens, 128), "f32", (0,)),
+            ArgSpec("head_max", (tokens * 4, 1), "f32", (0,)),
+        ]
+        feed = {"q": inputs["q"], "gamma": inputs["gamma"]}
+        return feed | run_kernel(path, kernel, args, feed, workdir=tmp_path / kernel)
+    x = np.random.default_rng(6).standard_normal((tokens, 16)).astype(np.float32)
+    if kernel == "flat_read":
+        x = x.reshape(tokens, 4, 4)
+        args = [ArgSpec("x", (tokens, 4, 4), "f32", (0,)), ArgSpec("y", (tokens, 16), "f32", (0,))]
+    else:
+        args = [ArgSpec("x", (tokens, 16), "f32", (0,)), ArgSpec("y", (tokens, 4, 4), "f32", (0,))]
+    return {"x": x} | run_kernel(path, kernel, args, {"x": x}, workdir=tmp_path / kernel)
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("source", ["as written", "emitted"])
+@pytest.mark.parametrize("kernel", ["head_rms", "flat_read"])
+def test_real_pypto_computes_the_same(kernel: str, source: str, tmp_path: Path) -> None:
+    path = FILE
+    if source == "emitted":  # as `tileir-opt FILE -p default -t pypto` writes it
+        module = load_file(FILE, kernel=kernel)
+        apply_pipeline(module, "default")
+        path = tmp_path / f"{kernel}_emitted.py"
+        path.write_text(emit(module))
+    got = _real(kernel, path, tmp_path)
+    if kernel == "head_rms":
+        golden, head_max = _head_rms_golden(got["q"], got["gamma"])
+        np.testing.assert_allclose(got["out"], golden, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got["head_max"], head_max, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_allclose(got["y"], got["x"].reshape(-1, 16) + 1.0, rtol=1e-6)
+
+
+@pytest.mark.pypto
+def test_real_pypto_loses_writes_through_an_inplace_reshape(tmp_path: Path) -> None:
+    """Why `pto.assemble` refuses an alias destination: 0.2.0 compiles and runs the
+    kernel tileir refuses, and its output stays zeros."""
+    got = _real("write_through_alias", FILE, tmp_path)
+    assert not np.any(got["y"])
+    assert np.any(got["x"] + 1.0)
