@@ -1100,7 +1100,7 @@ class Plan:
         self.arg_names = kernel.names
         args = kernel.body.block.args
         self.arg_types = {n: a.type for n, a in zip(self.arg_names, args)}
-        # An assemble through a `pto.reshape_mem` alias writes the argument it reshapes.
+        # Memory by its root (a memref a stage passes on is the argument it names).
         roots = {pto.memory_root(o.dst) for o in kernel.walk() if isinstance(o, pto.AssembleOp)}
         written = {a for a in args if a in roots}
         self.outputs = [n for n, a in zip(self.arg_names, args) if a in written]
