@@ -128,6 +128,19 @@ def test_seed_kernel_round_trip(name: str, piped: bool) -> None:
             )
 
 
+@pytest.mark.parametrize("kernel", ["head_rms", "flat_read"])
+def test_inplace_reshape_of_memory_round_trip(kernel: str) -> None:
+    """`pto.reshape_mem` (a dynamic inplace reshape of a kernel argument) is written as
+    `pypto.reshape(x, [..], inplace=True)` and read back to the same op."""
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "frontend" / "data" / "jit" / "jit_dynamic_reshape.py"
+    module = load_file(path, kernel=kernel)
+    assert any(isinstance(op, pto.ReshapeMemOp) for op in module.walk())
+    back = assert_round_trip(module, f"{kernel}_emitted.py")
+    assert any(isinstance(op, pto.ReshapeMemOp) for op in back.walk())
+
+
 def test_strict_comparison_is_used_for_most_seeds() -> None:
     """The weaker check must stay the exception (it covers only loop_unroll tiles)."""
     weak = [

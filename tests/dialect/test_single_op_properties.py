@@ -379,6 +379,25 @@ def assemble(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def reshape_mem(draw: st.DrawFn) -> Case:
+    """`pto.reshape_mem`: a kernel argument read whole through another shape."""
+    c = Case("pto.reshape_mem")
+    shape, dtype = draw(shapes_st), draw(st.sampled_from(ALL))
+    c.inputs.append(("src", shape, dtype))
+    n = int(np.prod(shape))
+    splits = [(n,), (1, n), shape[::-1]] + [(a, n // a) for a in (2, 4, 8) if n % a == 0]
+    target = maybe(draw, draw(st.sampled_from(splits)), wrong_shapes(shape))
+    zeros = ", ".join("0" * len(target))
+    m_src, m_dst = ty("memref", shape, dtype), ty("memref", target, dtype)
+    c.lines += [
+        f"%m = pto.reshape_mem %src : {m_src} -> {m_dst}",
+        f"%r = pto.view %m[{zeros}] : {m_dst} -> {ty('tensor', target, dtype)}",
+    ]
+    c.results.append(("%r", target, dtype))
+    return c
+
+
+@st.composite
 def workspace(draw: st.DrawFn) -> Case:
     """`pto.tensor`: a workspace written and read back (its name is any string)."""
     c = Case("pto.tensor")
@@ -683,6 +702,7 @@ CASES = {
     "get_tensor_data": get_tensor_data(),
     "assemble": assemble(),
     "workspace": workspace(),
+    "reshape_mem": reshape_mem(),
     "matmul": matmul(),
     "indexing": indexing(),
     "settings": settings_ops(),
@@ -702,6 +722,7 @@ COVERS: dict[str, list[str]] = {
     "get_tensor_data": ["get_tensor_data"],
     "assemble": ["assemble"],
     "workspace": ["tensor"],
+    "reshape_mem": ["reshape_mem"],
     "matmul": ["matmul"],
     "indexing": INDEXING,
     "settings": [

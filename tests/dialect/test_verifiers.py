@@ -44,6 +44,15 @@ VALID = {
         "%m = pto.matmul %a, %c b_trans : tensor<2x16x64xbf16>, tensor<1x16x64xbf16> "
         "-> tensor<2x16x16xf32>"
     ),
+    "reshape-mem": (
+        "%m = pto.reshape_mem %bat : memref<2x16x64xbf16> -> memref<32x64xbf16>\n"
+        "%t = pto.view %m[16, 0] : memref<32x64xbf16> -> tensor<16x64xbf16>"
+    ),
+    "reshape-mem-dynamic": (
+        "%c4 = arith.constant 4 : index\n"
+        "%m = pto.reshape_mem %x sizes(%c4) : memref<16x64xf32> -> memref<?x256xf32>\n"
+        "%n = pto.reshape_mem %m : memref<?x256xf32> -> memref<1024xf32>"
+    ),
     "topk-i16-indices": (
         "%t = pto.view %wide[0, 0] : memref<4x512xf32> -> tensor<4x512xf32>\n"
         "%v, %j = pto.topk %t, 512 : tensor<4x512xf32> -> tensor<4x512xf32>, tensor<4x512xi16>"
@@ -91,6 +100,43 @@ INVALID = {
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%r = pto.reshape %t inplace : tensor<8x64xf32> -> tensor<512xf32>",
         "inplace is not allowed on a tensor produced by pto.view",
+    ),
+    "reshape-mem-count": (
+        "%m = pto.reshape_mem %x : memref<16x64xf32> -> memref<16x32xf32>",
+        "'pto.reshape_mem' cannot reshape [16, 64] (1024 elements) to [16, 32] (512 elements)",
+    ),
+    "reshape-mem-divide": (
+        "%c3 = arith.constant 3 : index\n"
+        "%m = pto.reshape_mem %x sizes(%c3) : memref<16x64xf32> -> memref<?x3xf32>",
+        "3 does not divide 1024",
+    ),
+    "reshape-mem-dtype": (
+        "%m = pto.reshape_mem %x : memref<16x64xf32> -> memref<1024xbf16>",
+        "'pto.reshape_mem' changes the element type from f32 to bf16",
+    ),
+    "reshape-mem-sizes": (
+        "%m = pto.reshape_mem %x : memref<16x64xf32> -> memref<?x64xf32>",
+        "'pto.reshape_mem' result has 1 dynamic dims but 0 sizes",
+    ),
+    "reshape-mem-zero-size": (
+        "%c0 = arith.constant 0 : index\n"
+        "%m = pto.reshape_mem %x sizes(%c0) : memref<16x64xf32> -> memref<?x64xf32>",
+        "size 0 of dynamic dim 0 is not > 0",
+    ),
+    "reshape-mem-strided": (
+        "%m = pto.reshape_mem %x : memref<16x64xf32> -> memref<64x16xf32, strided<[1, 64]>>",
+        "is not a plain row-major memref",
+    ),
+    "assemble-through-reshape-mem": (
+        "%m = pto.reshape_mem %o : memref<16x64xf32> -> memref<32x32xf32>\n"
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x32xf32>\n"
+        "pto.assemble %t into %m[0, 0] : tensor<8x32xf32>, memref<32x32xf32>",
+        "'pto.assemble' writes through a pto.reshape_mem alias: PyPTO loses writes",
+    ),
+    "reshape-mem-of-tile": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%m = pto.reshape_mem %t : tensor<8x64xf32> -> memref<512xf32>",
+        "tensor<8x64xf32> should be of base attribute memref",
     ),
     "transpose-shape": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"

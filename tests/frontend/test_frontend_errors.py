@@ -169,10 +169,10 @@ CASES = [
         "tensor slices with a step are not supported",
     ),
     (
-        "dynamic reshape of a tensor in memory",
+        "dynamic reshape of a tensor in memory without inplace",
         None,
         "pypto.reshape(",
-        "reshaping a tensor in memory with a dynamic shape is not supported",
+        "a reshape of a tensor in memory with a dynamic shape must be inplace=True",
     ),
     (
         "shape taken from the call",
@@ -220,11 +220,11 @@ def k(x: pypto.Tensor([pypto.STATIC, D], pypto.DT_FP32)):
     for i in range(x.shape[0]):
         pass
 """,
-    "dynamic reshape of a tensor in memory": """\
+    "dynamic reshape of a tensor in memory without inplace": """\
 S = pypto.frontend.dynamic("S")
 @pypto.frontend.jit
 def k(x: pypto.Tensor([S, D], pypto.DT_FP32)):
-    y = pypto.reshape(x, [D, S], inplace=True)
+    y = pypto.reshape(x, [D, S])
 """,
 }
 

@@ -66,6 +66,9 @@ class Binding:
     python_operator: str | None = None
     """The Python operator that means the same on PyPTO tensors (`+` for add)."""
     helper: Helper | None = None
+    more_ops: tuple[type[Operation], ...] = ()
+    """Further ops a call of the function reads into, which `write` and `numpy` take as
+    well (`pypto.reshape` of a tensor in memory is `pto.reshape_mem`)."""
 
 
 BY_PYPTO: dict[str, Binding] = {}
@@ -78,10 +81,11 @@ HELPER_OPS: dict[str, str] = {}
 
 def register(*bindings: Binding) -> None:
     for b in bindings:
-        if b.pypto in BY_PYPTO or b.op in BY_OP:
+        ops = (b.op, *b.more_ops)
+        if b.pypto in BY_PYPTO or any(op in BY_OP for op in ops):
             raise ValueError(f"two bindings for pypto.{b.pypto} / {b.op.name}")
         BY_PYPTO[b.pypto] = b
-        BY_OP[b.op] = b
+        BY_OP.update(dict.fromkeys(ops, b))
         if b.python_operator is not None:
             BY_OPERATOR[b.python_operator] = b
         if b.helper is not None:

@@ -233,17 +233,12 @@ def _infer_minus_one(
 
 def _read_reshape(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     src = fe.resolve(b["input"], node)
-    # A tensor in memory is read whole first; the reshape of that copy needs no
-    # `inplace` (it is what PyPTO's inplace reshape of a global tensor computes).
-    inplace = bool(b["inplace"]) and not is_mem(src)
     sizes = fe.mixed(b["shape"], node, "pypto.reshape shape")
     if is_mem(src) and (DYNAMIC_INDEX in shape(src) or any(isinstance(s, SSAValue) for s in sizes)):
-        fe.fail(
-            node,
-            "reshaping a tensor in memory with a dynamic shape is not supported: tileir "
-            "reads it into a tile first, and a dynamic reshape must be inplace (PyPTO "
-            "rule); view a tile of it and reshape that",
-        )
+        return _read_reshape_mem(fe, b, src, sizes, node)
+    # A tensor in memory of a static shape is read whole first; the reshape of that copy
+    # needs no `inplace` (it is what PyPTO's inplace reshape of a global tensor computes).
+    inplace = bool(b["inplace"]) and not is_mem(src)
     x = fe.tile(src, node)
     ttype, _ = fe.tensor_type(elem(x), _infer_minus_one(fe, x, sizes, node), node)
     try:
@@ -253,11 +248,50 @@ def _read_reshape(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     valid = _valid(fe, b, node)
     if valid is not None and len(valid) != len(sizes):
         fe.fail(node, f"valid_shape has {len(valid)} entries for a rank-{len(sizes)} reshape")
+    if not inplace and DYNAMIC_INDEX in (*shape(x), *ttype.get_shape()):
+        fe.fail(
+            node,
+            "a reshape with a dynamic shape must be inplace=True (PyPTO: inplace=False "
+            "takes static shapes only)",
+        )
     op = pto.ReshapeOp(x, ttype, valid_shape=valid, inplace=inplace)
     return fe.emit(op, node).results[0]
 
 
-def _write_reshape(w: Any, op: pto.ReshapeOp) -> str:
+def _read_reshape_mem(
+    fe: Any, b: dict[str, Any], src: SSAValue, sizes: list[int | SSAValue], node: ast.AST
+) -> SSAValue:
+    """A dynamic reshape of a tensor in memory: the same memory in the new shape
+    (`pto.reshape_mem`), which views and assembles then read and write."""
+    if not b["inplace"]:
+        fe.fail(
+            node,
+            "a reshape of a tensor in memory with a dynamic shape must be inplace=True "
+            "(PyPTO: inplace=False takes static shapes only)",
+        )
+    if b["valid_shape"] is not None:
+        fe.fail(node, "valid_shape on an inplace reshape of a tensor in memory is not supported")
+    if -1 in sizes:
+        fe.fail(node, "a -1 in a reshape needs static sizes; give every size (PyPTO rule)")
+    bad = [s for s in sizes if isinstance(s, int) and s <= 0]
+    if not sizes or bad:
+        fe.fail(node, f"pypto.reshape shape {fe.short(sizes)} needs sizes > 0")
+    static = [s if isinstance(s, int) else DYNAMIC_INDEX for s in sizes]
+    known = math.prod(s for s in shape(src) if s != DYNAMIC_INDEX)
+    wanted = math.prod(s for s in static if s != DYNAMIC_INDEX)
+    if DYNAMIC_INDEX not in shape(src) and (
+        known % wanted or (DYNAMIC_INDEX not in static and known != wanted)
+    ):
+        fe.fail(node, f"cannot reshape {shapes.fmt(shape(src))} to {fe.short(sizes)}")
+    dyn = [s for s in sizes if isinstance(s, SSAValue)]
+    op = pto.ReshapeMemOp(src, MemRefType(elem(src), static), dyn)
+    return fe.emit(op, node).results[0]
+
+
+def _write_reshape(w: Any, op: pto.ReshapeOp | pto.ReshapeMemOp) -> str:
+    if isinstance(op, pto.ReshapeMemOp):
+        sizes = w.shape_of(op.result.type, op.sizes)
+        return f"pypto.reshape({w.use(op.source)}, {sizes}, inplace=True)"
     extra = _valid_kw(w, op) + (", inplace=True" if op.inplace is not None else "")
     return f"pypto.reshape({w.use(op.input)}, {w.shape_of(op.result.type)}{extra})"
 
@@ -365,6 +399,7 @@ register(
         _write_reshape,
         rules.reshape_rule,
         "reshape",
+        more_ops=(pto.ReshapeMemOp,),
     ),
     Binding(
         "transpose",

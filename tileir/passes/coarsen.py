@@ -83,7 +83,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -163,6 +163,7 @@ def analyze(loop: pto.LoopOp) -> RowLoop:
     for op in body.ops:
         if op.regions:
             raise NotCoarsenable(f"the body holds a nested region ('{op.name}')")
+    _check_memory_names(body)
     offset_form = step > 1
     info = RowLoop(loop, step if offset_form else 0, offset_form, None, 0)
     if offset_form:
@@ -236,6 +237,22 @@ def analyze(loop: pto.LoopOp) -> RowLoop:
     return info
 
 
+def _check_memory_names(body: Block) -> None:
+    """Memory the loop writes is named one way in it: row blocks of two names of one
+    memory (a `pto.reshape_mem` alias and its source) are different elements, so the
+    blocks' order matters and is not checked here."""
+    names: dict[SSAValue, set[SSAValue]] = {}
+    written: set[SSAValue] = set()
+    for op in body.ops:
+        if isinstance(op, pto.ViewOp) and isinstance(op.source.type, MemRefType):
+            names.setdefault(pto.memory_root(op.source), set()).add(op.source)
+        elif isinstance(op, pto.AssembleOp):
+            names.setdefault(pto.memory_root(op.dst), set()).add(op.dst)
+            written.add(pto.memory_root(op.dst))
+    if any(len(names[root]) > 1 for root in written):
+        raise NotCoarsenable("the loop writes memory it also names another way (a reshape)")
+
+
 def _classify(
     op: Operation, info: RowLoop, index_like: set[SSAValue], counts: set[SSAValue]
 ) -> None:
@@ -274,7 +291,8 @@ def _classify(
         elif isinstance(first, SSAValue) and _depends(first, loop):
             raise NotCoarsenable("a view at a loop-dependent offset that is not a row start")
         elif memory and any(
-            isinstance(a, pto.AssembleOp) and a.dst is op.source for a in loop.body.block.ops
+            isinstance(a, pto.AssembleOp) and pto.memory_root(a.dst) is pto.memory_root(op.source)
+            for a in loop.body.block.ops
         ):
             raise NotCoarsenable("the loop reads memory it writes at a loop-invariant offset")
         else:

@@ -214,7 +214,7 @@ def inplace_blockers(
         (
             "result is a kernel output",
             lambda: any(
-                type(op) is pto.AssembleOp and pto.is_kernel_argument(op.dst)  # type: ignore[attr-defined]
+                type(op) is pto.AssembleOp and pto.is_kernel_argument(pto.memory_root(op.dst))  # type: ignore[attr-defined]
                 for op in _final_users(reshape.result)
             ),
         ),

@@ -82,6 +82,7 @@ from tileir.dialect.pto import (
     ViewOp,
     YieldOp,
     constant_index,
+    memory_root,
 )
 
 _FORBIDDEN = (
@@ -120,6 +121,7 @@ def footprint(loop: LoopOp) -> _Footprint:
     fp = _Footprint(set(), set())
 
     def touch(value: SSAValue, write: bool) -> None:
+        value = memory_root(value)  # through a `pto.reshape_mem` alias: its memory
         if not _is_buffer(value):
             fp.blocked = True
         (fp.writes if write else fp.reads).add(value)

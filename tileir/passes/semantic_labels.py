@@ -115,7 +115,9 @@ def _reads_kernel_argument(value: SSAValue) -> bool:
             if not isinstance(term, pto.YieldOp):
                 return False
             value = term.arguments[value.index]  # type: ignore[attr-defined]
-        elif isinstance(owner, pto.ViewOp | pto.CastOp | pto.ReshapeOp | pto.TransposeOp):
+        elif isinstance(
+            owner, pto.ViewOp | pto.CastOp | pto.ReshapeOp | pto.ReshapeMemOp | pto.TransposeOp
+        ):
             value = owner.operands[0]
         elif isinstance(owner, pto.TransferOp):
             value = owner.input

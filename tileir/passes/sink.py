@@ -50,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -67,16 +67,6 @@ _SETTINGS = (
 )
 
 
-def _root(value: SSAValue) -> SSAValue:
-    """The kernel argument (or first memref) a memref value is derived from."""
-    while isinstance(value.owner, Operation):
-        memrefs = [o for o in value.owner.operands if isinstance(o.type, MemRefType)]
-        if not memrefs:
-            break
-        value = memrefs[0]
-    return value
-
-
 def _written(kernel: Operation) -> set[SSAValue] | None:
     """Roots of the memory any op of `kernel` writes (None: an op's effects are unknown;
     the settings ops only set compiler state)."""
@@ -87,7 +77,11 @@ def _written(kernel: Operation) -> set[SSAValue] | None:
         effects = get_effects(op)
         if effects is None:
             return None
-        out |= {_root(e.value) for e in effects if e.kind == MemoryEffectKind.WRITE and e.value}
+        out |= {
+            pto.memory_root(e.value)
+            for e in effects
+            if e.kind == MemoryEffectKind.WRITE and e.value
+        }
     return out
 
 
@@ -100,7 +94,7 @@ def _effects_allow(op: Operation, written: set[SSAValue] | None) -> bool:
             continue
         if e.kind != MemoryEffectKind.READ or written is None or e.value is None:
             return False
-        if _root(e.value) in written:
+        if pto.memory_root(e.value) in written:
             return False
     return True
 

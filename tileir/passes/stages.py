@@ -3,9 +3,9 @@ analyses that read their results.
 
 An op runs on the Cube core (`pto.matmul`), on the Vector core (every other tile op),
 or on either (`EITHER`: scalar index math, constants, `memref.dim`, views, element reads
-(`get_tensor_data`), workspace allocation, loop-state queries and the settings
-statements), which do not decide where a stage runs and join whichever stage is next to
-them.
+(`get_tensor_data`), workspace allocation, reshapes of memory, loop-state queries and the
+settings statements), which do not decide where a stage runs and join whichever stage is
+next to them.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ _EITHER_OPS = (
     pto.ViewOp,
     pto.GetTensorDataOp,
     pto.TensorOp,
+    pto.ReshapeMemOp,
     pto.IsLoopBeginOp,
     pto.IsLoopEndOp,
     *SETTINGS,

@@ -105,6 +105,8 @@ from tileir.dialect.pto import (
     ViewOp,
     YieldOp,
     constant_index,
+    is_alias,
+    memory_root,
 )
 
 DEFAULT_MAX_FUNCTIONS = 128
@@ -209,6 +211,19 @@ def _window(
     return tuple((forms.of(o), None if s == DYNAMIC_INDEX else s) for o, s in zip(offsets, shape))
 
 
+def _access(
+    forms: _IndexForms,
+    memory: SSAValue,
+    write: bool,
+    offsets: Sequence[int | SSAValue],
+    shape: Sequence[int],
+) -> Access:
+    """An access of `memory` at `offsets`, keyed by the memory's root; through a
+    `pto.reshape_mem` alias the window is in other coordinates, so it is the whole root."""
+    window = None if is_alias(memory) else _window(forms, offsets, shape)
+    return Access(memory_root(memory), write, window)
+
+
 Setting = tuple[object, ...] | None
 """A setting's value (op name and properties); None when not known statically."""
 
@@ -299,13 +314,11 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
             assert isinstance(op, ViewOp)
             if isinstance(op.source.type, MemRefType):
                 shape = op.result.type.get_shape()
-                fx.accesses.append(
-                    Access(op.source, False, _window(forms, op.mixed_offsets, shape))
-                )
+                fx.accesses.append(_access(forms, op.source, False, op.mixed_offsets, shape))
         elif c == "assemble":
             assert isinstance(op, AssembleOp)
             shape = op.src.type.get_shape()
-            fx.accesses.append(Access(op.dst, True, _window(forms, op.mixed_offsets, shape)))
+            fx.accesses.append(_access(forms, op.dst, True, op.mixed_offsets, shape))
         elif c == "alloc":
             fx.accesses.append(Access(op.results[0], True, None))
         elif not op.regions:  # region ops act through their contents, walked here too
@@ -315,7 +328,8 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
                 continue
             for e in effects:
                 if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
-                    fx.accesses.append(Access(e.value, e.kind != MemoryEffectKind.READ, None))
+                    write = e.kind != MemoryEffectKind.READ
+                    fx.accesses.append(Access(memory_root(e.value), write, None))
                 else:
                     fx.barrier = True
     return fx

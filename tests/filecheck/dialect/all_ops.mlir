@@ -13,6 +13,12 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
   %s = memref.dim %x, %c0 : memref<?x64xbf16>
   %ws = pto.tensor "acc" : memref<8x64xf32>
   // CHECK: pto.tensor "acc" : memref<8x64xf32>
+  %c2 = arith.constant 2 : index
+  %s2 = arith.muli %s, %c2 : index
+  %xr = pto.reshape_mem %x sizes(%s2) : memref<?x64xbf16> -> memref<?x32xbf16>
+  // CHECK: pto.reshape_mem %{{.*}} sizes(%{{.*}}) : memref<?x64xbf16> -> memref<?x32xbf16>
+  %wr = pto.reshape_mem %w : memref<64x32xbf16> -> memref<2x32x32xbf16>
+  // CHECK: pto.reshape_mem %{{.*}} : memref<64x32xbf16> -> memref<2x32x32xbf16>
   pto.loop %i = %c0 to %s step %c8 name "rows" idx_name "i" unroll [4, 2, 1] {
     // CHECK: pto.loop %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} name "rows" idx_name "i" unroll [4, 2, 1] {
     %rest = arith.subi %s, %i : index

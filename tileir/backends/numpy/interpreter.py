@@ -980,7 +980,12 @@ class _LoopBatcher:
                     # A float scalar computed in the loop would differ per iteration.
                     if _defined_inside(v, op) and not isinstance(v.owner, arith.ConstantOp):
                         return None
-        if not written or written & read:
+        if not written:
+            return None
+        # Memory is compared by root: writes through two names of one memory (or a read
+        # of memory written under another name) are not checked disjoint window by window.
+        roots = {pto.memory_root(v) for v in written}
+        if len(roots) < len(written) or roots & {pto.memory_root(v) for v in read}:
             return None
         if not all(_index_computable(v, op) for v in _window_indices(op)):
             # A window index that only a stage (or another region) yields is not computed
@@ -1102,7 +1107,9 @@ class Plan:
         self.arg_names = kernel.names
         args = kernel.body.block.args
         self.arg_types = {n: a.type for n, a in zip(self.arg_names, args)}
-        written = {o.dst for o in kernel.walk() if isinstance(o, pto.AssembleOp) and o.dst in args}
+        # Memory by its root (a memref a stage passes on is the argument it names).
+        roots = {pto.memory_root(o.dst) for o in kernel.walk() if isinstance(o, pto.AssembleOp)}
+        written = {a for a in args if a in roots}
         self.outputs = [n for n, a in zip(self.arg_names, args) if a in written]
         """Arguments some assemble writes: returned; zero-initialised unless given."""
         self.inputs = [n for n in self.arg_names if n not in self.outputs]

@@ -1018,6 +1018,26 @@ def reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return x.reshape(dims).copy()
 
 
+def reshape_memory(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """`pypto.reshape(t, shape, inplace=True)` of a tensor in memory: the same memory
+    read in C order in `shape` (a view of `x`; writes through it change `x`)."""
+    dims = tuple(int(d) for d in shape)
+    if builtins.any(d <= 0 for d in dims) or math.prod(dims) != x.size:
+        raise SemanticsError(
+            f"reshape: cannot reshape the tensor of shape {list(x.shape)} ({x.size} "
+            f"elements) to {list(dims)} in place"
+        )
+    if not x.flags.c_contiguous:
+        if x.flags.writeable:
+            raise SemanticsError("reshape: an inplace reshape needs contiguous memory")
+        # Memory nothing writes (a strided input the caller passed): a copy reads the same.
+        x = np.ascontiguousarray(x)
+        x.flags.writeable = False
+    view = x.view()
+    view.shape = dims
+    return view
+
+
 def transpose(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     """`pypto.transpose(x, dim0, dim1)`: swap two dims (negative dims allowed)."""
     d0 = _norm_dim("transpose", dim0, x.ndim)

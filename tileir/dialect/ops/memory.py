@@ -1,7 +1,14 @@
 """Memory and layout ops: `pto.tensor` (a workspace), `pto.view` / `pto.assemble` (read
 a tile from / write it into memory), `pto.get_tensor_data` (read one element as an index
-value) — the only ops with memory effects — and the layout changes `reshape`,
-`transpose`, `concat`, `unsqueeze`, `expand_clone`.
+value) — the only ops with memory effects — `pto.reshape_mem` (a second name for
+memory, in another shape: an alias, no effect of its own), and the layout changes
+`reshape`, `transpose`, `concat`, `unsqueeze`, `expand_clone`.
+
+Accesses through a `pto.reshape_mem` result are accesses to its source's memory:
+`memory_root` names the memory a memref value is, and every analysis that compares
+memrefs (stitch, loop-fusion, sink-invariants, coarsen, the numpy back end) compares
+roots. An alias's coordinates are not its root's, so a window read or written through an
+alias is, for such an analysis, the whole root.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -35,7 +43,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import dtypes, shapes
@@ -58,7 +66,7 @@ from tileir.dialect.ops.base import (
     verify_dims,
     verify_tile_shape,
 )
-from tileir.dialect.ops.structure import is_kernel_argument
+from tileir.dialect.ops.structure import StageOp, StitchOp, is_kernel_argument
 
 # --------------------------------------------------------------------------- effects
 
@@ -197,7 +205,9 @@ class ViewOp(IRDLOperation):
 @irdl_op_definition
 class AssembleOp(IRDLOperation):
     """`pypto.assemble(src, offsets, dst)`: write a tile (only its valid region) into
-    memory. `x[:] = value` on a workspace is an assemble at offset 0."""
+    memory. `x[:] = value` on a workspace is an assemble at offset 0. Not through a
+    `pto.reshape_mem` alias: PyPTO 0.2.0 drops such writes (its own guides say the
+    output "stays all zeros"; tests/frontend/test_frontend_dynamic_reshape.py)."""
 
     name = "pto.assemble"
     src = operand_def(TensorType)
@@ -226,6 +236,12 @@ class AssembleOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        if is_alias(self.dst):
+            raise VerifyException(
+                "'pto.assemble' writes through a pto.reshape_mem alias: PyPTO loses writes "
+                "through an inplace reshape of a tensor in memory (the tensor stays "
+                "unwritten); assemble into the tensor in its own shape"
+            )
         src, dst = self.src.type, self.dst.type
         if _elem(src) != _elem(dst):
             raise VerifyException(
@@ -312,6 +328,113 @@ class GetTensorDataOp(IRDLOperation):
                     f"'pto.get_tensor_data' index {i} in dim {d} is outside the tensor's "
                     f"size {size}"
                 )
+
+
+@irdl_op_definition
+class ReshapeMemOp(IRDLOperation):
+    """`pypto.reshape(t, shape, inplace=True)` of a tensor in memory (a kernel argument,
+    a workspace, or another such reshape): the same memory, read row-major in another
+    shape, with the same element count. It moves no data and has no memory effect of its
+    own (`Pure`, like MLIR's `memref.reshape`); a view through the result reads the
+    source's memory (`memory_root`). Nothing is written through it (PyPTO loses such
+    writes; `pto.assemble` refuses an alias destination). `?` dims of the result take
+    their size from `sizes` (index values), as in `pto.view`."""
+
+    name = "pto.reshape_mem"
+    source = operand_def(MemRefType)
+    sizes = var_operand_def(IndexType)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$source (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        result_type: MemRefType,
+        sizes: Sequence[SSAValue] = (),
+    ):
+        super().__init__(operands=[source, list(sizes)], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(res, MemRefType)
+        _check_element_type(self, res, "result")
+        if _elem(src) != _elem(res):
+            raise VerifyException(
+                f"'pto.reshape_mem' changes the element type from {_elem(src)} to "
+                f"{_elem(res)}; a reshape keeps it"
+            )
+        for t, what in ((src, "source"), (res, "result")):
+            if not isinstance(t.layout, NoneAttr) or not isinstance(t.memory_space, NoneAttr):
+                raise VerifyException(
+                    f"'pto.reshape_mem' {what} {t} is not a plain row-major memref; only "
+                    "contiguous memory can be reshaped in place"
+                )
+        shape = _shape(res)
+        if not shape:
+            raise VerifyException("'pto.reshape_mem' result must have rank >= 1")
+        verify_dims(self, shape, "result")
+        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
+            raise VerifyException(
+                f"'pto.reshape_mem' result has {shape.count(DYNAMIC_INDEX)} dynamic dims but "
+                f"{len(self.sizes)} sizes"
+            )
+        for d, v in enumerate(self.sizes):
+            c = _static_or_constant(v)
+            if c is not None and c <= 0:
+                raise VerifyException(f"'pto.reshape_mem' size {c} of dynamic dim {d} is not > 0")
+        n_src, n_res = _static_count(_shape(src)), _static_count(shape)
+        if DYNAMIC_INDEX not in _shape(src) and DYNAMIC_INDEX not in shape:
+            if n_src != n_res:
+                raise VerifyException(
+                    f"'pto.reshape_mem' cannot reshape {shapes.fmt(_shape(src))} "
+                    f"({n_src} elements) to {shapes.fmt(shape)} ({n_res} elements)"
+                )
+        elif DYNAMIC_INDEX not in _shape(src) and n_src % n_res:
+            raise VerifyException(
+                f"'pto.reshape_mem' cannot reshape {shapes.fmt(_shape(src))} ({n_src} "
+                f"elements) to {shapes.fmt(shape)}: {n_res} does not divide {n_src}"
+            )
+
+
+def _static_count(shape: Sequence[int]) -> int:
+    """The product of the static dims."""
+    n = 1
+    for s in shape:
+        if s != DYNAMIC_INDEX:
+            n *= s
+    return n
+
+
+def _trace(value: SSAValue) -> tuple[SSAValue, bool]:
+    """The memref `value` names (see `memory_root`) and whether a reshape is on the way."""
+    reshaped = False
+    while True:
+        owner = value.owner
+        if isinstance(owner, ReshapeMemOp):
+            value, reshaped = owner.source, True
+        elif isinstance(owner, StageOp | StitchOp) and isinstance(value.type, MemRefType):
+            # a memref leaving a stage / stitch group is the one its body yields
+            value = owner.body.block.last_op.operands[value.index]  # type: ignore[union-attr, attr-defined]
+        else:
+            return value, reshaped
+
+
+def memory_root(value: SSAValue) -> SSAValue:
+    """The memory a memref value names: through `pto.reshape_mem` aliases (and the
+    results of stages and stitch groups, which pass a memref on), the memref they reshape
+    (a kernel argument or a `pto.tensor` workspace); any other value is its own root. Two
+    memref values touch the same memory exactly when their roots are equal (kernel
+    arguments never overlap)."""
+    return _trace(value)[0]
+
+
+def is_alias(value: SSAValue) -> bool:
+    """True for a memref that names its root's memory in another shape (its window
+    coordinates are not its root's)."""
+    return _trace(value)[1]
 
 
 # --------------------------------------------------------------------------- layout

@@ -54,7 +54,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
         # Tiles are never written in place while anything else can see them (a view owns
         # no memory, see `fastpaths.spare`), so a window of memory that nothing writes
         # (a read-only kernel input) can be used without a copy.
-        share = op.source in c.read_only
+        share = pto.memory_root(op.source) in c.read_only
 
         def read(env: Env) -> None:
             shape = shape_of(env)
@@ -155,6 +155,8 @@ def _batched_get_tensor_data(src: int, r: int, indices: _IndexList) -> Step:
 
 
 def reshape_rule(c: _Compiler, op: Operation) -> Step:
+    if isinstance(op, pto.ReshapeMemOp):
+        return _reshape_memory_rule(c, op)
     assert isinstance(op, pto.ReshapeOp)
     in_rank = _rank(op.input)
     target = _shape(op.result.type)
@@ -176,6 +178,18 @@ def reshape_rule(c: _Compiler, op: Operation) -> Step:
             shape = tuple(count // known if s == DYNAMIC_INDEX else s for s in shape)
         valid = tuple(_scalar(v) for v in valid_of(env)) if valid_of.present else None
         env[r] = (semantics.reshape(arr, batch + shape), _normalize_valid(valid, shape))
+
+    return run
+
+
+def _reshape_memory_rule(c: _Compiler, op: pto.ReshapeMemOp) -> Step:
+    """A memref is a bare array: the result is a view of the source's array, so what an
+    assemble writes through it lands in the kernel argument."""
+    shape_of = _result_shape(c, op.result.type, op.sizes)
+    src, r = c.slot(op.source), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        env[r] = semantics.reshape_memory(env[src], [_scalar(s) for s in shape_of(env)])
 
     return run
 
