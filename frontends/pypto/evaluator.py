@@ -594,6 +594,17 @@ class Evaluator:
     def expr_Tuple(self, node: ast.Tuple, scope: Scope) -> tuple[Any, ...]:
         return tuple(self.eval_elts(node.elts, scope))
 
+    def expr_Set(self, node: ast.Set, scope: Scope) -> set[Any]:
+        """`{8, 4, 2, 1}`: a set of Python constants (`unroll_list` takes one)."""
+        values = self.eval_elts(node.elts, scope)
+        for v in values:
+            if is_ssa(v) or isinstance(v, Dynamic):
+                self.fail(node, f"a set holds Python constants, got {describe(v)}")
+        try:
+            return set(values)
+        except TypeError as e:
+            self.fail(node, f"cannot build a set: {e}")
+
     def eval_elts(self, elts: Sequence[ast.expr], scope: Scope) -> list[Any]:
         out: list[Any] = []
         for e in elts:

@@ -58,8 +58,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     }
   }
   %c4 = arith.constant 4 : index
-  pto.loop_unroll %j, %n = %c0 to %c8 step %c1 unroll [4, 1] {
-    // CHECK: pto.loop_unroll %{{.*}}, %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unroll [4, 1] {
+  pto.loop_unroll %j, %n = %c0 to %c8 step %c1 unroll [4, 1] parallel {
+    // CHECK: pto.loop_unroll %{{.*}}, %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unroll [4, 1] parallel {
     %blk = pto.view %w[%j, 0] sizes(%n) : memref<64x32xbf16> -> tensor<?x32xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] sizes(%{{.*}}) : memref<64x32xbf16> -> tensor<?x32xbf16>
   }

@@ -1,0 +1,27 @@
+"""Smaller PyPTO API constructs of the Gym's kernels, written here in their style:
+`pypto.loop(..., parallel=True)`, `unroll_list` given as a set."""
+
+import pypto
+
+ROWS = 6
+TILE = 2
+ROW_LOOPS = ROWS // TILE
+UNROLL_SET = {2, 4}  # PyPTO reads `set(unroll_list)` and adds 1
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def scaled_rows(
+    x: pypto.Tensor([ROWS, 32], pypto.DT_FP32),
+    y: pypto.Tensor([ROWS, 32], pypto.DT_FP32),
+    z: pypto.Tensor([ROWS, 32], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(TILE, 32)
+    # rows are independent: PyPTO may schedule the iterations in parallel
+    for r_idx in pypto.loop(ROW_LOOPS, name="LOOP_ROWS", idx_name="r_idx", parallel=True,
+                            unroll_list={8, 4, 2, 1}):
+        rows = x[r_idx * TILE:(r_idx + 1) * TILE, :]
+        y[r_idx * TILE:(r_idx + 1) * TILE, :] = pypto.exp(rows) * 0.5
+    for b_idx, n in pypto.loop_unroll(0, ROWS, 1, name="LOOP_SHIFT", idx_name="b_idx",
+                                      unroll_list=UNROLL_SET, parallel=True):
+        blk = pypto.view(x, [4, 32], [b_idx, 0], valid_shape=[n, 32])
+        z[b_idx:, :] = blk + 1.0

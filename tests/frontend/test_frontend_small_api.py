@@ -1,0 +1,122 @@
+"""Smaller PyPTO API constructs of the Gym's kernels (issues 14, 15): `pypto.loop(...,
+parallel=True)` and `unroll_list` given as a set.
+
+Kernels are in `data/jit/jit_small_api.py`, written in the Gym's style; results are
+checked against numpy written here, the written-back PyPTO against the real PyPTO 0.2.0
+(marker `pypto`)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frontends.pypto import load_file, load_source
+from tileir.backends.numpy import run as run_numpy
+from tileir.backends.pypto.emitter import emit_module
+from tileir.diagnostics import TileirError
+from tileir.dialect import pto
+
+FILE = Path(__file__).parent / "data" / "jit" / "jit_small_api.py"
+
+
+def _loops(module) -> list[tuple[str, str, list[int], bool]]:
+    return [
+        (op.name, op.loop_name.data, op.factors, op.parallel is not None)
+        for op in module.walk()
+        if isinstance(op, pto.LoopOp | pto.LoopUnrollOp)
+    ]
+
+
+def _scaled_rows_golden(x: np.ndarray) -> dict[str, np.ndarray]:
+    x64 = x.astype(np.float64)
+    return {"y": np.exp(x64) / 2.0, "z": x64 + 1.0}
+
+
+# --------------------------------------------------------------------------- loops
+
+
+def test_parallel_and_a_set_unroll_list_are_read() -> None:
+    """`parallel=True` is kept on the loop; a set of factors is PyPTO's `set(...)`,
+    sorted descending with 1 added ({2, 4} -> [4, 2, 1])."""
+    assert _loops(load_file(FILE, kernel="scaled_rows")) == [
+        ("pto.loop", "LOOP_ROWS", [8, 4, 2, 1], True),
+        ("pto.loop_unroll", "LOOP_SHIFT", [4, 2, 1], True),
+    ]
+
+
+def test_parallel_loops_compute_what_numpy_says() -> None:
+    x = np.random.default_rng(1).standard_normal((6, 32)).astype(np.float32)
+    got = run_numpy(load_file(FILE, kernel="scaled_rows"), {"x": x}, "scaled_rows")
+    for name, want in _scaled_rows_golden(x).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-6, atol=1e-6)
+
+
+def test_parallel_is_written_back_and_reads_back() -> None:
+    text = emit_module(load_file(FILE, kernel="scaled_rows"))
+    loops = [
+        n.iter
+        for n in ast.walk(ast.parse(text))
+        if isinstance(n, ast.For) and isinstance(n.iter, ast.Call)
+    ]
+    assert [ast.unparse(c.func) for c in loops] == ["pypto.loop", "pypto.loop_unroll"]
+    for call in loops:
+        assert {k.arg: ast.unparse(k.value) for k in call.keywords}["parallel"] == "True"
+    assert _loops(load_source(text, "back.py")) == _loops(load_file(FILE, kernel="scaled_rows"))
+
+
+def test_default_pipeline_keeps_parallel_on_every_loop_it_makes() -> None:
+    """`loop-unroll` splits each loop into chunk loops of independent iterations: all
+    keep `parallel`; the numbers stay those of numpy."""
+    from tileir.ir import make_context
+    from tileir.passes.pipeline import DefaultPipelinePass
+
+    module = load_file(FILE, kernel="scaled_rows")
+    DefaultPipelinePass().apply(make_context(), module)
+    loops = _loops(module)
+    assert loops and all(parallel for *_, parallel in loops)
+    x = np.random.default_rng(2).standard_normal((6, 32)).astype(np.float32)
+    got = run_numpy(module, {"x": x}, "scaled_rows")
+    for name, want in _scaled_rows_golden(x).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-6, atol=1e-6)
+
+
+LOOP_KERNEL = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+    for i in pypto.loop(4, {kw}):
+        out[i:i + 1, :] = pypto.exp(x[i:i + 1, :])
+"""
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ('parallel="yes"', r"l\.py:6:14: error: pypto\.loop\(\) parallel must be True or False"),
+        ("unroll_list={2, 0}", r"l\.py:6:14: error: unroll_list factors must be positive"),
+        ('unroll_list={2, "4"}', r"l\.py:6:14: error: unroll_list must be a list of constant"),
+    ],
+)
+def test_bad_loop_keywords_are_located_errors(kw: str, message: str) -> None:
+    with pytest.raises(TileirError, match=message):
+        load_source(LOOP_KERNEL.format(kw=kw), "l.py")
+
+
+@pytest.mark.pypto
+def test_real_pypto_runs_the_written_back_parallel_loops(tmp_path: Path) -> None:
+    """PyPTO 0.2.0's `loop` takes `**kwargs` and ignores `parallel`: the written-back
+    kernel compiles there and computes numpy's numbers."""
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "scaled_rows.py"
+    path.write_text(emit_module(load_file(FILE, kernel="scaled_rows")))
+    x = np.random.default_rng(3).standard_normal((6, 32)).astype(np.float32)
+    args = [ArgSpec(n, (6, 32), "f32") for n in ("x", "y", "z")]
+    got = run_kernel(path, "scaled_rows", args, {"x": x}, outputs=["y", "z"])
+    for name, want in _scaled_rows_golden(x).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-6)
