@@ -120,3 +120,101 @@ def test_real_pypto_runs_the_written_back_parallel_loops(tmp_path: Path) -> None
     got = run_kernel(path, "scaled_rows", args, {"x": x}, outputs=["y", "z"])
     for name, want in _scaled_rows_golden(x).items():
         np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- auto_mix_partition
+
+
+def _mixed_golden(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.exp((a.astype(np.float64) @ b.astype(np.float64)) / 8.0)
+
+
+def _ab(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "a": rng.standard_normal((16, 32)).astype(np.float32) / 4,
+        "b": rng.standard_normal((32, 16)).astype(np.float32) / 4,
+    }
+
+
+def test_auto_mix_partition_is_a_compiler_option_in_program_order() -> None:
+    """Read in the kernel as `pto.set_options "auto_mix_partition" {value = 1}`, before
+    the ops it steers; the call in host code (module level) reads nothing."""
+    module = load_file(FILE, kernel="mixed_matmul")
+    (kernel,) = [op for op in module.walk() if isinstance(op, pto.KernelOp)]
+    ops = list(kernel.body.block.ops)
+    (option,) = [op for op in ops if isinstance(op, pto.SetOptionsOp)]
+    assert option.kind.data == "auto_mix_partition"
+    assert {k: v.value.data for k, v in option.options.data.items()} == {"value": 1}
+    assert ops.index(option) < ops.index(next(o for o in ops if isinstance(o, pto.MatmulOp)))
+
+
+def test_numpy_back_end_ignores_auto_mix_partition() -> None:
+    inputs = _ab(4)
+    got = run_numpy(load_file(FILE, kernel="mixed_matmul"), inputs, "mixed_matmul")["out"]
+    np.testing.assert_allclose(got, _mixed_golden(**inputs), rtol=1e-5)
+
+
+def test_auto_mix_partition_is_left_out_for_020_with_a_comment() -> None:
+    text = emit_module(load_file(FILE, kernel="mixed_matmul"))
+    assert "    pass  # tileir: PyPTO 0.2.0 has no experimental.auto_mix_partition: left out" in (
+        text.splitlines()
+    )
+    assert "auto_mix_partition(" not in text
+
+
+def test_default_pipeline_keeps_auto_mix_partition() -> None:
+    from tileir.ir import make_context
+    from tileir.passes.pipeline import DefaultPipelinePass
+
+    module = load_file(FILE, kernel="mixed_matmul")
+    DefaultPipelinePass().apply(make_context(), module)
+    kinds = [op.kind.data for op in module.walk() if isinstance(op, pto.SetOptionsOp)]
+    assert kinds == ["auto_mix_partition"]
+    inputs = _ab(5)
+    got = run_numpy(module, inputs, "mixed_matmul")["out"]
+    np.testing.assert_allclose(got, _mixed_golden(**inputs), rtol=1e-5)
+
+
+MIX_KERNEL = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+    pypto.experimental.auto_mix_partition({value})
+    out[:] = pypto.exp(x)
+"""
+
+
+@pytest.mark.parametrize("value", ["2", "True", "1.0", "'1'", "-1"])
+def test_auto_mix_partition_takes_0_or_1(value: str) -> None:
+    """PyPTO raises ValueError for anything but the ints 0 and 1 (bools too)."""
+    with pytest.raises(
+        TileirError, match=r"m\.py:6:5: error: pypto\.experimental\.auto_mix_partition takes 0"
+    ):
+        load_source(MIX_KERNEL.format(value=value), "m.py")
+
+
+def test_verifier_refuses_a_bad_auto_mix_partition() -> None:
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
+    from xdsl.utils.exceptions import VerifyException
+
+    for options in ({"value": IntegerAttr(2, 64)}, {"on": IntegerAttr(1, 64)}):
+        with pytest.raises(VerifyException, match="takes {value = 0} or {value = 1}"):
+            pto.SetOptionsOp("auto_mix_partition", DictionaryAttr(options)).verify()
+
+
+@pytest.mark.pypto
+def test_real_pypto_runs_the_matmul_written_back_without_auto_mix_partition(
+    tmp_path: Path,
+) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "mixed_matmul.py"
+    path.write_text(emit_module(load_file(FILE, kernel="mixed_matmul")))
+    inputs = _ab(6)
+    args = [ArgSpec("a", (16, 32), "f32"), ArgSpec("b", (32, 16), "f32")]
+    args.append(ArgSpec("out", (16, 16), "f32"))
+    got = run_kernel(path, "mixed_matmul", args, inputs, outputs=["out"])["out"]
+    np.testing.assert_allclose(got, _mixed_golden(**inputs), rtol=1e-4, atol=1e-5)

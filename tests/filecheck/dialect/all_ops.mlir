@@ -25,6 +25,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     // CHECK: pto.set_options "pass_options" {sg_set_scope = 3 : i64, vec_nbuffer_setting = {"0" = 2 : i64}}
     pto.set_options "operation_options" {combine_axis = true}
     // CHECK: pto.set_options "operation_options" {combine_axis = true}
+    pto.set_options "auto_mix_partition" {value = 1 : i64}
+    // CHECK: pto.set_options "auto_mix_partition" {value = 1 : i64}
     %t = pto.view %x[%i, 0] valid [%v, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] valid [%{{.*}}, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     %f = pto.cast %t mode rint sat : tensor<8x64xbf16> -> tensor<8x64xf32>

@@ -25,3 +25,22 @@ def scaled_rows(
                                       unroll_list=UNROLL_SET, parallel=True):
         blk = pypto.view(x, [4, 32], [b_idx, 0], valid_shape=[n, 32])
         z[b_idx:, :] = blk + 1.0
+
+
+pypto.experimental.auto_mix_partition(0)  # host code: a setting, nothing to read
+
+
+@pypto.frontend.jit(
+    runtime_options={"run_mode": pypto.RunMode.NPU},
+    pass_options={"cube_l1_reuse_setting": {-1: 2}},
+)
+def mixed_matmul(
+    a: pypto.Tensor([16, 32], pypto.DT_FP32),
+    b: pypto.Tensor([32, 16], pypto.DT_FP32),
+    out: pypto.Tensor([16, 16], pypto.DT_FP32),
+):
+    pypto.experimental.auto_mix_partition(1)
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+    c = pypto.matmul(a, b, pypto.DT_FP32)
+    pypto.set_vec_tile_shapes(16, 16)
+    out[:] = pypto.exp(c * 0.125)
