@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import StringAttr
 
 from frontends.pypto import load_file, load_source
 from tileir.backends.numpy import run as run_numpy
@@ -218,3 +219,92 @@ def test_real_pypto_runs_the_matmul_written_back_without_auto_mix_partition(
     args.append(ArgSpec("out", (16, 16), "f32"))
     got = run_kernel(path, "mixed_matmul", args, inputs, outputs=["out"])["out"]
     np.testing.assert_allclose(got, _mixed_golden(**inputs), rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- precision_type
+
+
+def _softplus_golden(x: np.ndarray) -> np.ndarray:
+    sp = np.log1p(np.exp(x.astype(np.float64)))
+    return np.sqrt(sp * sp + 1.0)  # sqrt(1 / rsqrt(v)) ** 2 == v ** 0.5
+
+
+def test_precision_type_is_kept_on_unary_ops_and_pow() -> None:
+    module = load_file(FILE, kernel="precise_softplus")
+    kept = [
+        (op.name, op.precision_type.data if op.precision_type is not None else None)
+        for op in module.walk()
+        if isinstance(op, pto.PrecisionUnaryOp | pto.PrecisionBinaryOp)
+    ]
+    assert kept == [
+        ("pto.exp", "HIGH_PRECISION"),
+        ("pto.log", "INTRINSIC"),
+        ("pto.rsqrt", "INTRINSIC"),
+        ("pto.reciprocal", "HIGH_PRECISION"),
+        ("pto.sqrt", None),
+        ("pto.pow", "INTRINSIC"),
+    ]
+
+
+def test_numpy_computes_the_same_whatever_the_precision_type() -> None:
+    x = np.random.default_rng(7).standard_normal((6, 32)).astype(np.float32)
+    got = run_numpy(load_file(FILE, kernel="precise_softplus"), {"x": x}, "precise_softplus")
+    np.testing.assert_allclose(got["out"], _softplus_golden(x), rtol=1e-5)
+
+
+def test_precision_type_is_left_out_for_020_with_a_comment() -> None:
+    text = emit_module(load_file(FILE, kernel="precise_softplus"))
+    code = "".join(line.split("#")[0] for line in text.splitlines())
+    assert "PrecisionType" not in code and "LogBaseType" not in code
+    comments = [line for line in text.splitlines() if "has no PrecisionType" in line]
+    assert len(comments) == 5
+    assert "pypto.exp(x)  # tileir: PyPTO 0.2.0 has no PrecisionType: precision_type=" in text
+    back = load_source(text, "back.py")
+    ops = [op for op in back.walk() if isinstance(op, pto.PrecisionUnaryOp | pto.PowOp)]
+    assert len(ops) == 6 and all(op.precision_type is None for op in ops)
+
+
+PRECISION_KERNEL = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+    out[:] = {call}
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("pypto.exp(x, pypto.PrecisionType.FAST)", r"pypto\.PrecisionType\.FAST is not a"),
+        ("pypto.sqrt(x, 1)", r"pypto\.sqrt\(\) precision_type must be a pypto\.PrecisionType"),
+        ("pypto.log(x, pypto.LogBaseType.LOG_2)", r"pypto\.log base .* is not supported"),
+        ("pypto.neg(x, pypto.PrecisionType.INTRINSIC)", r"too many positional arguments"),
+    ],
+)
+def test_bad_precision_arguments_are_located_errors(call: str, message: str) -> None:
+    with pytest.raises(TileirError, match=r"p\.py:6:\d+: error: .*" + message):
+        load_source(PRECISION_KERNEL.format(call=call), "p.py")
+
+
+def test_verifier_refuses_an_unknown_precision_type() -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    module = load_source(PRECISION_KERNEL.format(call="pypto.exp(x)"), "p.py")
+    (op,) = [o for o in module.walk() if isinstance(o, pto.ExpOp)]
+    op.precision_type = StringAttr("FAST")
+    with pytest.raises(VerifyException, match=r"'pto\.exp' precision_type 'FAST' is not one of"):
+        op.verify()
+
+
+@pytest.mark.pypto
+def test_real_pypto_runs_the_ops_written_back_without_precision_type(tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "precise_softplus.py"
+    path.write_text(emit_module(load_file(FILE, kernel="precise_softplus")))
+    x = np.random.default_rng(8).standard_normal((6, 32)).astype(np.float32)
+    args = [ArgSpec("x", (6, 32), "f32"), ArgSpec("out", (6, 32), "f32")]
+    got = run_kernel(path, "precise_softplus", args, {"x": x}, outputs=["out"])["out"]
+    np.testing.assert_allclose(got, _softplus_golden(x), rtol=1e-4)

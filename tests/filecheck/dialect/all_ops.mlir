@@ -75,6 +75,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   // CHECK: pto.neg %{{.*}} : tensor<4x16xf32>
   %n1 = pto.exp %n0 : tensor<4x16xf32>
   %n2 = pto.log %n1 : tensor<4x16xf32>
+  %n1h = pto.exp %n0 precision "HIGH_PRECISION" : tensor<4x16xf32>
+  // CHECK: pto.exp %{{.*}} precision "HIGH_PRECISION" : tensor<4x16xf32>
   %n3 = pto.sqrt %n1 : tensor<4x16xf32>
   %n4 = pto.rsqrt %n3 : tensor<4x16xf32>
   %n5 = pto.tanh %n4 : tensor<4x16xf32>
@@ -93,6 +95,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %b4 = pto.maximum %b3, %n2 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b5 = pto.minimum %b4, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %b6 = pto.pow %b5, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  %b6i = pto.pow %b5, %half precision "INTRINSIC" : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  // CHECK: pto.pow %{{.*}}, %{{.*}} precision "INTRINSIC" : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %row = pto.amax %b6, -1 keepdim : tensor<4x16xf32> -> tensor<4x1xf32>
   // CHECK: pto.amax %{{.*}}, -1 keepdim : tensor<4x16xf32> -> tensor<4x1xf32>
   %bc = pto.sub %b6, %row : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>

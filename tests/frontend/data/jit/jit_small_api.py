@@ -1,5 +1,6 @@
 """Smaller PyPTO API constructs of the Gym's kernels, written here in their style:
-`pypto.loop(..., parallel=True)`, `unroll_list` given as a set."""
+`pypto.loop(..., parallel=True)`, `unroll_list` given as a set,
+`pypto.experimental.auto_mix_partition`, `precision_type` on unary ops and pow."""
 
 import pypto
 
@@ -44,3 +45,16 @@ def mixed_matmul(
     c = pypto.matmul(a, b, pypto.DT_FP32)
     pypto.set_vec_tile_shapes(16, 16)
     out[:] = pypto.exp(c * 0.125)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def precise_softplus(
+    x: pypto.Tensor([ROWS, 32], pypto.DT_FP32),
+    out: pypto.Tensor([ROWS, 32], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(ROWS, 32)
+    e = pypto.exp(x, pypto.PrecisionType.HIGH_PRECISION)
+    sp = pypto.log(e + 1.0, pypto.LogBaseType.LOG_E, precision_type=pypto.PrecisionType.INTRINSIC)
+    r = pypto.rsqrt(sp * sp + 1.0, precision_type=pypto.PrecisionType.INTRINSIC)
+    s = pypto.sqrt(pypto.reciprocal(r, pypto.PrecisionType.HIGH_PRECISION))
+    out[:] = pypto.pow(s, 2.0, pypto.PrecisionType.INTRINSIC)
