@@ -8,6 +8,7 @@ checked against numpy written here, the written-back PyPTO against the real PyPT
 from __future__ import annotations
 
 import ast
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +309,176 @@ def test_real_pypto_runs_the_ops_written_back_without_precision_type(tmp_path: P
     args = [ArgSpec("x", (6, 32), "f32"), ArgSpec("out", (6, 32), "f32")]
     got = run_kernel(path, "precise_softplus", args, {"x": x}, outputs=["out"])["out"]
     np.testing.assert_allclose(got, _softplus_golden(x), rtol=1e-4)
+
+
+# --------------------------------------------------------------------------- matmul extend_params
+
+
+def _truncated_scale(scale: float) -> float:
+    """The fixpipe's scale, by hand: float32 bits with the low 13 mantissa bits cleared."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", scale))
+    (value,) = struct.unpack("<f", struct.pack("<I", bits & ~0x1FFF))
+    return value
+
+
+def test_fixpipe_scale_keeps_10_mantissa_bits() -> None:
+    """0.2 is 0x3E4CCCCD; its top 10 mantissa bits give 0x3E4CC000 = 1.599609375 / 8."""
+    from tileir.backends.numpy.semantics import fixpipe_scale
+
+    assert _truncated_scale(0.2) == float(fixpipe_scale(0.2)) == 1.599609375 / 8
+    assert _truncated_scale(3.0) == float(fixpipe_scale(3.0)) == 3.0
+
+
+def _ints(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    return np.random.default_rng(seed).integers(-8, 9, shape).astype(np.int8)
+
+
+def _dequant_golden(a: np.ndarray, b: np.ndarray, relu: bool) -> np.ndarray:
+    acc = a.astype(np.int64) @ b.astype(np.int64)  # exact: |acc| < 2^24
+    if relu:
+        acc = np.maximum(acc, 0)
+    product = np.float32(acc.astype(np.float64) * _truncated_scale(0.05))
+    return product.astype(np.float16)
+
+
+def test_matmul_fixpipe_options_are_read() -> None:
+    mms = [
+        op
+        for k in ("dequant_matmul", "quant_matmul", "tf32_relu_matmul")
+        for op in load_file(FILE, kernel=k).walk()
+        if isinstance(op, pto.MatmulOp)
+    ]
+    assert [
+        (
+            op.scale.value.data if op.scale is not None else None,
+            op.relu is not None,
+            op.trans_mode.data if op.trans_mode is not None else None,
+            op.b_trans is not None,
+        )
+        for op in mms
+    ] == [
+        (0.05, False, None, False),  # relu_type=NO_RELU is PyPTO's default
+        (0.05, True, None, False),
+        (3.0, False, None, True),
+        (None, True, "CAST_RINT", False),
+    ]
+
+
+def test_dequant_matmul_computes_what_numpy_says() -> None:
+    a, b = _ints(11, (32, 64)), _ints(12, (64, 32))
+    got = run_numpy(load_file(FILE, kernel="dequant_matmul"), {"a": a, "b": b}, "dequant_matmul")
+    np.testing.assert_array_equal(got["out"], _dequant_golden(a, b, relu=False))
+    np.testing.assert_array_equal(got["relu_out"], _dequant_golden(a, b, relu=True))
+
+
+def test_quant_matmul_rounds_half_even_and_saturates_to_int8() -> None:
+    rng = np.random.default_rng(13)
+    x1 = (rng.standard_normal((32, 64)) * 2).astype(np.float16)
+    x2 = (rng.standard_normal((32, 64)) * 2).astype(np.float16)
+    got = run_numpy(load_file(FILE, kernel="quant_matmul"), {"x1": x1, "x2": x2}, "quant_matmul")
+    acc = np.float32(x1.astype(np.float64) @ x2.astype(np.float64).T)
+    want = np.clip(np.rint(acc.astype(np.float64) * 3.0), -128, 127).astype(np.int8)
+    assert got["out"].dtype == np.int8
+    assert (want == -128).any() and (want == 127).any()  # saturates both ways
+    np.testing.assert_array_equal(got["out"], want)
+
+
+def _tf32_rint(x: np.ndarray) -> np.ndarray:
+    """Round to 11 significant bits, ties to even, by frexp (mantissa in [0.5, 1))."""
+    m, e = np.frexp(x.astype(np.float64))
+    return np.ldexp(np.round(m * 2.0**11) / 2.0**11, e)
+
+
+def test_tf32_relu_matmul_rounds_the_inputs_first() -> None:
+    rng = np.random.default_rng(14)
+    a = rng.standard_normal((32, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(np.float32)
+    got = run_numpy(
+        load_file(FILE, kernel="tf32_relu_matmul"), {"a": a, "b": b}, "tf32_relu_matmul"
+    )
+    want = np.maximum(_tf32_rint(a) @ _tf32_rint(b), 0.0)
+    np.testing.assert_allclose(got["out"], want, rtol=1e-6, atol=1e-6)
+    plain = np.maximum(a.astype(np.float64) @ b, 0.0)
+    assert np.abs(got["out"] - plain).max() > 1e-4  # TF32 rounding is visible
+
+
+def test_fixpipe_options_are_written_back_and_read_back() -> None:
+    for kernel in ("dequant_matmul", "tf32_relu_matmul"):
+        module = load_file(FILE, kernel=kernel)
+        text = emit_module(module)
+        assert "extend_params={" in text
+        back = [op for op in load_source(text, "b.py").walk() if isinstance(op, pto.MatmulOp)]
+        mine = [op for op in module.walk() if isinstance(op, pto.MatmulOp)]
+        for x, y in zip(mine, back, strict=True):
+            assert (x.scale, x.relu, x.trans_mode) == (y.scale, y.relu, y.trans_mode)
+
+
+def test_int8_matmul_output_cannot_be_written_for_020() -> None:
+    """PyPTO 0.2.0 refuses an int8 matmul output (FC3002, measured): a located error."""
+    with pytest.raises(
+        TileirError, match=r"jit_small_api\.py:\d+:\d+: error: PyPTO 0\.2\.0 has no int8"
+    ):
+        emit_module(load_file(FILE, kernel="quant_matmul"))
+
+
+MATMUL_KERNEL = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def k(a: pypto.Tensor([16, 32], pypto.{dt}), b: pypto.Tensor([32, 32], pypto.{dt}),
+      out: pypto.Tensor([16, 32], pypto.{odt})):
+    out[:] = pypto.matmul(a, b, pypto.{odt}, extend_params={params})
+"""
+
+
+@pytest.mark.parametrize(
+    ("dt", "odt", "params", "message"),
+    [
+        ("DT_INT8", "DT_FP16", '{"scale_tensor": a}', r"key 'scale_tensor' is not supported"),
+        ("DT_INT8", "DT_FP16", '{"scale": "0.1"}', r"scale must be a Python number"),
+        ("DT_INT8", "DT_FP16", '{"scale": 0.1, "relu_type": True}', r"relu_type must be one of"),
+        ("DT_FP32", "DT_FP32", '{"trans_mode": pypto.TransMode.FAST}', r"trans_mode must be one"),
+        ("DT_INT8", "DT_INT8", "{}", r"i8 inputs cannot produce i8 .*give extend_params"),
+        ("DT_INT8", "DT_FP16", "{}", r"i8 inputs cannot produce f16"),
+        ("DT_FP16", "DT_FP32", '{"scale": 2.0}', r"f16 inputs cannot produce f32 with a scale"),
+    ],
+)
+def test_bad_extend_params_are_located_errors(dt: str, odt: str, params: str, message: str) -> None:
+    source = MATMUL_KERNEL.format(dt=dt, odt=odt, params=params)
+    with pytest.raises(TileirError, match=r"m\.py:7:\d+: error: .*" + message):
+        load_source(source, "m.py")
+
+
+def test_scale_zero_is_no_scale_and_trans_mode_needs_f32() -> None:
+    """PyPTO's default scale is 0.0 (none); the verifier refuses TF32 rounding of f16."""
+    from xdsl.utils.exceptions import VerifyException
+
+    source = MATMUL_KERNEL.format(dt="DT_INT8", odt="DT_INT32", params='{"scale": 0.0}')
+    (op,) = [o for o in load_source(source, "m.py").walk() if isinstance(o, pto.MatmulOp)]
+    assert op.scale is None
+    source = MATMUL_KERNEL.format(
+        dt="DT_FP16", odt="DT_FP32", params='{"trans_mode": pypto.TransMode.CAST_ROUND}'
+    )
+    with pytest.raises(TileirError, match=r"trans_mode \(TF32 rounding\) needs f32 inputs"):
+        load_source(source, "m.py")
+    op.scale = None
+    op.trans_mode = StringAttr("CAST_UP")
+    with pytest.raises(VerifyException, match=r"trans_mode 'CAST_UP' is not one of"):
+        op.verify()
+
+
+@pytest.mark.pypto
+def test_real_pypto_dequantises_bit_exactly_like_numpy(tmp_path: Path) -> None:
+    """0.2.0's pass-verify interpreter applies the truncated scale and the ReLU as the
+    numpy back end does, to the bit."""
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "dequant_matmul.py"
+    path.write_text(emit_module(load_file(FILE, kernel="dequant_matmul")))
+    a, b = _ints(15, (32, 64)), _ints(16, (64, 32))
+    args = [ArgSpec("a", (32, 64), "i8"), ArgSpec("b", (64, 32), "i8")]
+    args += [ArgSpec("out", (32, 32), "f16"), ArgSpec("relu_out", (32, 32), "f16")]
+    got = run_kernel(path, "dequant_matmul", args, {"a": a, "b": b})
+    np.testing.assert_array_equal(got["out"], _dequant_golden(a, b, relu=False))
+    np.testing.assert_array_equal(got["relu_out"], _dequant_golden(a, b, relu=True))

@@ -119,7 +119,7 @@ from tileir.dialect.ops.gather import (
     IndexSelectOp,
     TopkOp,
 )
-from tileir.dialect.ops.matmul import MatmulOp
+from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp
 from tileir.dialect.ops.memory import (
     AssembleOp,
     ConcatOp,
@@ -178,6 +178,7 @@ __all__ = [
     "OPTION_FUNCTIONS",
     "PRECISION_TYPES",
     "PTO",
+    "TRANS_MODES",
     "UNITS",
     "AbsOp",
     "AddOp",

@@ -118,6 +118,9 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %wt = pto.transpose %wb, 0, 1 : tensor<16x8xf16> -> tensor<8x16xf16>
   %mt = pto.matmul %xh, %wt b_trans : tensor<4x16xf16>, tensor<8x16xf16> -> tensor<4x8xf32>
   // CHECK: pto.matmul %{{.*}}, %{{.*}} b_trans : tensor<4x16xf16>, tensor<8x16xf16> -> tensor<4x8xf32>
+  %w32 = pto.cast %wb : tensor<16x8xf16> -> tensor<16x8xf32>
+  %mq = pto.matmul %b6, %w32 scale 5.000000e-01 : f64 relu trans_mode "CAST_RINT" : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xi8>
+  // CHECK: pto.matmul %{{.*}}, %{{.*}} scale 5.000000e-01 : f64 relu trans_mode "CAST_RINT" : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xi8>
   %gm = pto.gathermask %b6, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   // CHECK: pto.gathermask %{{.*}}, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   %iv = pto.view %idx[0, 0] : memref<4x3xi32> -> tensor<4x3xi32>

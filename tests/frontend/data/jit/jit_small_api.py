@@ -1,6 +1,7 @@
 """Smaller PyPTO API constructs of the Gym's kernels, written here in their style:
 `pypto.loop(..., parallel=True)`, `unroll_list` given as a set,
-`pypto.experimental.auto_mix_partition`, `precision_type` on unary ops and pow."""
+`pypto.experimental.auto_mix_partition`, `precision_type` on unary ops and pow,
+`pypto.matmul` with `extend_params` `scale` / `relu_type` / `trans_mode`."""
 
 import pypto
 
@@ -58,3 +59,49 @@ def precise_softplus(
     r = pypto.rsqrt(sp * sp + 1.0, precision_type=pypto.PrecisionType.INTRINSIC)
     s = pypto.sqrt(pypto.reciprocal(r, pypto.PrecisionType.HIGH_PRECISION))
     out[:] = pypto.pow(s, 2.0, pypto.PrecisionType.INTRINSIC)
+
+
+M, K, N = 32, 64, 32
+M_TILE = 16
+SCALE = 0.05
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def dequant_matmul(
+    a: pypto.Tensor([M, K], pypto.DT_INT8),
+    b: pypto.Tensor([K, N], pypto.DT_INT8),
+    out: pypto.Tensor([M, N], pypto.DT_FP16),
+    relu_out: pypto.Tensor([M, N], pypto.DT_FP16),
+):
+    pypto.set_cube_tile_shapes([M_TILE, M_TILE], [K, K], [N, N])
+    scale = float(SCALE)
+    for m_idx in pypto.loop(0, M // M_TILE, 1, name="LOOP_M", idx_name="m_idx"):
+        a_view = a[m_idx * M_TILE:(m_idx + 1) * M_TILE, :]
+        out[m_idx * M_TILE:(m_idx + 1) * M_TILE, :] = pypto.matmul(
+            a_view, b, pypto.DT_FP16, extend_params={"scale": scale, "relu_type": pypto.ReLuType.NO_RELU}
+        )
+        relu_out[m_idx * M_TILE:(m_idx + 1) * M_TILE, :] = pypto.matmul(
+            a_view, b, pypto.DT_FP16, extend_params={"scale": scale, "relu_type": pypto.ReLuType.RELU}
+        )
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def quant_matmul(
+    x1: pypto.Tensor([M, K], pypto.DT_FP16),
+    x2: pypto.Tensor([N, K], pypto.DT_FP16),
+    out: pypto.Tensor([M, N], pypto.DT_INT8),
+):
+    pypto.set_cube_tile_shapes([M, M], [K, K], [N, N])
+    out[:] = pypto.matmul(x1, x2, pypto.DT_INT8, a_trans=False, b_trans=True,
+                          extend_params={"scale": 3.0})
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def tf32_relu_matmul(
+    a: pypto.Tensor([M, K], pypto.DT_FP32),
+    b: pypto.Tensor([K, N], pypto.DT_FP32),
+    out: pypto.Tensor([M, N], pypto.DT_FP32),
+):
+    pypto.set_cube_tile_shapes([M, M], [K, K], [N, N])
+    params = {"trans_mode": pypto.TransMode.CAST_RINT, "relu_type": pypto.ReLuType.RELU}
+    out[:] = pypto.matmul(a, b, pypto.DT_FP32, extend_params=params)
