@@ -245,9 +245,18 @@ def _read_where(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     vals = [fe.resolve(b[k], node) for k in ("input", "other")]
     vals = [fe.tile(v, node) if _is_mem(v) else v for v in vals]
     tiles = [v for v in vals if _is_tile(v)]
-    if not tiles:
-        fe.fail(node, "pypto.where needs a tensor for input or other")
-    elem = _elem(tiles[0])
+    if tiles:
+        elem = _elem(tiles[0])
+    else:
+        # PyPTO makes a plain number a `pypto.Element(pypto.DT_FP32, v)`
+        kinds = {v.dtype if hasattr(v, "dtype") else dtypes.BY_SHORT["f32"] for v in vals}
+        if len(kinds) != 1 or not all(is_number(v) for v in vals):
+            fe.fail(
+                node,
+                "pypto.where with two scalars needs numbers of one dtype, got "
+                f"{fe.describe(vals[0])} and {fe.describe(vals[1])}",
+            )
+        elem = kinds.pop().mlir
     vals = [v if _is_tile(v) else fe.scalar(v, elem, node) for v in vals]
     try:
         shape = shapes.broadcast(_shape(cond), *[_shape(v) if _is_tile(v) else () for v in vals])
@@ -257,7 +266,13 @@ def _read_where(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
 
 
 def _write_where(w: Any, op: pto.WhereOp) -> str:
-    return f"pypto.where({w.use(op.condition)}, {w.use(op.input)}, {w.use(op.other)})"
+    branches = [w.use(op.input), w.use(op.other)]
+    scalars = not any(isinstance(v.type, TensorType) for v in (op.input, op.other))
+    if scalars and op.result.type.element_type != dtypes.BY_SHORT["f32"].mlir:
+        # PyPTO types plain numbers FP32: name the dtype
+        dt = w.dtype(op.result.type)
+        branches = [f"pypto.Element({dt}, {b})" for b in branches]
+    return f"pypto.where({w.use(op.condition)}, {', '.join(branches)})"
 
 
 # --------------------------------------------------------------------------- cast

@@ -129,10 +129,10 @@ def reduce(shape: Sequence[int], dim: int, keepdim: bool) -> Shape:
 
 
 def matmul(a: Sequence[int], b: Sequence[int], *, a_trans: bool, b_trans: bool) -> Shape:
-    """2-D or batched 3-D, both operands of the same rank (PyPTO's rule); batch dims
-    broadcast (1 against n)."""
-    if len(a) not in (2, 3) or len(b) not in (2, 3):
-        raise ShapeError(f"operands must be 2-D or 3-D, got {fmt(a)} and {fmt(b)}")
+    """2-D or batched 3-D / 4-D, both operands of the same rank (PyPTO's rule); batch
+    dims broadcast (1 against n)."""
+    if len(a) not in (2, 3, 4) or len(b) not in (2, 3, 4):
+        raise ShapeError(f"operands must be 2-D, 3-D or 4-D, got {fmt(a)} and {fmt(b)}")
     if len(a) != len(b):
         raise ShapeError(f"operands must have the same rank, got {fmt(a)} and {fmt(b)}")
     m, ka = (a[-1], a[-2]) if a_trans else (a[-2], a[-1])

@@ -1,4 +1,4 @@
-"""`pto.matmul`: 2-D or batched 3-D, optional bias and transposes, `out_dtype` result;
+"""`pto.matmul`: 2-D or batched 3-D / 4-D, optional bias and transposes, `out_dtype` result;
 PyPTO's fixpipe options (`scale`, `relu_type`) and TF32 rounding (`trans_mode`)."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ away from zero); `CAST_NONE`, PyPTO's default, is the absent `trans_mode`."""
 class MatmulOp(TileOp):
     """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor":
     bias, "scale": s, "relu_type": pypto.ReLuType.RELU, "trans_mode": pypto.TransMode.M})`;
-    2-D or batched 3-D. The result element type is `out_dtype`.
+    2-D or batched 3-D / 4-D. The result element type is `out_dtype`.
 
     `scale` (a per-tensor (de)quantisation factor, as written) multiplies the accumulator
     on its way out and allows the out types of PyPTO's quantising tables

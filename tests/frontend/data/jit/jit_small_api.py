@@ -1,7 +1,8 @@
 """Smaller PyPTO API constructs of the Gym's kernels, written here in their style:
 `pypto.loop(..., parallel=True)`, `unroll_list` given as a set,
 `pypto.experimental.auto_mix_partition`, `precision_type` on unary ops and pow,
-`pypto.matmul` with `extend_params` `scale` / `relu_type` / `trans_mode`."""
+`pypto.matmul` with `extend_params` `scale` / `relu_type` / `trans_mode`, a 4-D matmul,
+`pypto.where` with two scalar branches."""
 
 import pypto
 
@@ -105,3 +106,30 @@ def tf32_relu_matmul(
     pypto.set_cube_tile_shapes([M, M], [K, K], [N, N])
     params = {"trans_mode": pypto.TransMode.CAST_RINT, "relu_type": pypto.ReLuType.RELU}
     out[:] = pypto.matmul(a, b, pypto.DT_FP32, extend_params=params)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def batched_4d_matmul(
+    q: pypto.Tensor([2, 2, 16, 32], pypto.DT_FP32),
+    k: pypto.Tensor([2, 2, 16, 32], pypto.DT_FP32),
+    out: pypto.Tensor([2, 2, 16, 16], pypto.DT_FP32),
+):
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+    pypto.set_vec_tile_shapes(1, 1, 16, 16)
+    out[:] = pypto.matmul(q, k, pypto.DT_FP32, b_trans=True)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def masked_rows(
+    labels: pypto.Tensor([4, 16], pypto.DT_FP32),
+    x: pypto.Tensor([4, 16], pypto.DT_FP16),
+    mask: pypto.Tensor([4, 16], pypto.DT_FP32),
+    halves: pypto.Tensor([4, 16], pypto.DT_FP16),
+):
+    pypto.set_vec_tile_shapes(4, 16)
+    ignore = pypto.Element(pypto.DT_FP32, -100.0)
+    is_ignore = pypto.eq(labels[:, :], ignore)
+    mask[:] = pypto.where(is_ignore, 0.0, 1.0)
+    is_big = pypto.gt(x[:, :], pypto.Element(pypto.DT_FP16, 0.5))
+    halves[:] = pypto.where(is_big, pypto.Element(pypto.DT_FP16, 0.5),
+                            pypto.Element(pypto.DT_FP16, -0.25))
