@@ -573,3 +573,52 @@ def test_where_of_scalars_of_two_dtypes_is_refused() -> None:
     )
     with pytest.raises(TileirError, match=r"p\.py:6:\d+: error: pypto\.where with two scalars"):
         load_source(source, "p.py")
+
+
+# --------------------------------------------------------------------------- attribute assignment
+
+
+def test_attributes_assigned_in_a_kernel_follow_python() -> None:
+    """`self.scale = self.scale * 2.0` and `self.steps += 1` run at trace time: after two
+    steps the kernel computes exp(x) * 4 + 2."""
+    x = np.random.default_rng(21).standard_normal((4, 16)).astype(np.float32)
+    got = run_numpy(load_file(FILE, kernel="stateful_scale"), {"x": x}, "stateful_scale")
+    np.testing.assert_allclose(got["out"], np.exp(x.astype(np.float64)) * 4 + 2, rtol=1e-6)
+
+
+ATTR_KERNEL = """\
+import dataclasses
+import pypto
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    rows: int = 4
+
+
+class Box:
+    pass
+
+
+@pypto.frontend.jit()
+def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT_FP32)):
+    box = Box()
+    {stmt}
+    out[:] = pypto.exp(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("stmt", "message"),
+    [
+        ("Frozen().rows = 8", r"cannot assign the attribute `rows` of .*: cannot assign"),
+        ("pypto.DT_FP32.name = 'x'", r"cannot assign the attribute `name` of"),
+        (
+            "for i in pypto.loop(2):\n        box.t = pypto.exp(x)",
+            r"storing a tile .* in the attribute `t` inside pypto\.loop",
+        ),
+    ],
+)
+def test_bad_attribute_assignments_are_located_errors(stmt: str, message: str) -> None:
+    with pytest.raises(TileirError, match=r"a\.py:\d+:\d+: error: " + message):
+        load_source(ATTR_KERNEL.format(stmt=stmt), "a.py")

@@ -2,7 +2,7 @@
 `pypto.loop(..., parallel=True)`, `unroll_list` given as a set,
 `pypto.experimental.auto_mix_partition`, `precision_type` on unary ops and pow,
 `pypto.matmul` with `extend_params` `scale` / `relu_type` / `trans_mode`, a 4-D matmul,
-`pypto.where` with two scalar branches."""
+`pypto.where` with two scalar branches, attributes assigned in a kernel."""
 
 import pypto
 
@@ -133,3 +133,30 @@ def masked_rows(
     is_big = pypto.gt(x[:, :], pypto.Element(pypto.DT_FP16, 0.5))
     halves[:] = pypto.where(is_big, pypto.Element(pypto.DT_FP16, 0.5),
                             pypto.Element(pypto.DT_FP16, -0.25))
+
+
+class RowScaler:
+    """Trace-time state a kernel's helper updates (`self.x = ...`), Gym style."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.scale = 1.0
+        self.steps = 0
+
+    def step(self, x):
+        self.steps += 1
+        self.scale = self.scale * 2.0
+        self.last = pypto.exp(x) * self.scale
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def stateful_scale(
+    x: pypto.Tensor([4, 16], pypto.DT_FP32),
+    out: pypto.Tensor([4, 16], pypto.DT_FP32),
+):
+    scaler = RowScaler(4)
+    scaler.rows = scaler.rows * 1
+    pypto.set_vec_tile_shapes(scaler.rows, 16)
+    scaler.step(x)
+    scaler.step(x)
+    out[:] = scaler.last + float(scaler.steps)
