@@ -622,3 +622,60 @@ def k(x: pypto.Tensor([4, 8], pypto.DT_FP32), out: pypto.Tensor([4, 8], pypto.DT
 def test_bad_attribute_assignments_are_located_errors(stmt: str, message: str) -> None:
     with pytest.raises(TileirError, match=r"a\.py:\d+:\d+: error: " + message):
         load_source(ATTR_KERNEL.format(stmt=stmt), "a.py")
+
+
+# --------------------------------------------------------------------------- softmax
+
+
+def _softmax_inputs(seed: int) -> dict[str, np.ndarray]:
+    import ml_dtypes
+
+    rng = np.random.default_rng(seed)
+    return {
+        "x": (rng.standard_normal((4, 32)) * 3).astype(ml_dtypes.bfloat16),
+        "y": (rng.standard_normal((4, 32)) * 3).astype(np.float32),
+    }
+
+
+def _softmax(v: np.ndarray, axis: int) -> np.ndarray:
+    w = v.astype(np.float64)
+    e = np.exp(w - w.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_softmax_is_read_as_pyptos_composition_and_matches_numpy() -> None:
+    """PyPTO 0.2.0 builds softmax from cast, amax, sub, exp, sum, div (and a cast back
+    for a non-FP32 input); so does tileir, and the numbers are softmax's."""
+    module = load_file(FILE, kernel="row_softmax")
+    names = [op.name.removeprefix("pto.") for op in module.walk() if op.name.startswith("pto.")]
+    body = [n for n in names if n in ("cast", "amax", "sub", "exp", "sum", "div")]
+    assert body == ["cast", "amax", "sub", "exp", "sum", "div", "cast"] + [
+        "amax",
+        "sub",
+        "exp",
+        "sum",
+        "div",
+    ]
+    inputs = _softmax_inputs(22)
+    got = run_numpy(module, inputs, "row_softmax")
+    assert got["out_x"].dtype == inputs["x"].dtype
+    np.testing.assert_allclose(
+        got["out_x"].astype(np.float64), _softmax(inputs["x"], -1), rtol=2**-8, atol=1e-6
+    )
+    np.testing.assert_allclose(got["out_y"], _softmax(inputs["y"], 0), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.pypto
+def test_real_pypto_runs_the_written_back_softmax(tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "row_softmax.py"
+    path.write_text(emit_module(load_file(FILE, kernel="row_softmax")))
+    inputs = _softmax_inputs(23)
+    args = [ArgSpec("x", (4, 32), "bf16"), ArgSpec("y", (4, 32), "f32")]
+    args += [ArgSpec("out_x", (4, 32), "bf16"), ArgSpec("out_y", (4, 32), "f32")]
+    got = run_kernel(path, "row_softmax", args, inputs)
+    np.testing.assert_allclose(
+        got["out_x"].astype(np.float64), _softmax(inputs["x"], -1), rtol=2**-8, atol=1e-6
+    )
+    np.testing.assert_allclose(got["out_y"], _softmax(inputs["y"], 0), rtol=1e-5, atol=1e-7)

@@ -2,7 +2,7 @@
 `pypto.loop(..., parallel=True)`, `unroll_list` given as a set,
 `pypto.experimental.auto_mix_partition`, `precision_type` on unary ops and pow,
 `pypto.matmul` with `extend_params` `scale` / `relu_type` / `trans_mode`, a 4-D matmul,
-`pypto.where` with two scalar branches, attributes assigned in a kernel."""
+`pypto.where` with two scalar branches, attributes assigned in a kernel, `pypto.softmax`."""
 
 import pypto
 
@@ -160,3 +160,15 @@ def stateful_scale(
     scaler.step(x)
     scaler.step(x)
     out[:] = scaler.last + float(scaler.steps)
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def row_softmax(
+    x: pypto.Tensor([4, 32], pypto.DT_BF16),
+    y: pypto.Tensor([4, 32], pypto.DT_FP32),
+    out_x: pypto.Tensor([4, 32], pypto.DT_BF16),
+    out_y: pypto.Tensor([4, 32], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(4, 32)
+    out_x[:] = pypto.softmax(x, -1)
+    out_y[:] = pypto.softmax(y, 0)
