@@ -30,5 +30,17 @@ def rms_norm(input: Any, gamma: Any = None, epsilon: float = 1e-6) -> Any:
     return pypto.cast(y, input.dtype) if wide else y
 
 
-COMPOSITES = {"rms_norm": rms_norm}
+def softmax(input: Any, dim: int) -> Any:
+    """`pypto.softmax(input, dim)`: `exp(x - max) / sum(exp(x - max))` along `dim`, in
+    FP32, in `input`'s dtype (PyPTO 0.2.0's definition in pypto/operator.py, in its
+    order; its cast of an FP32 input to FP32 is no op)."""
+    wide = input.dtype != pypto.DT_FP32
+    x = pypto.cast(input, pypto.DT_FP32) if wide else input
+    rowmax = pypto.amax(x, dim, True)
+    exp_res = pypto.exp(pypto.sub(x, rowmax))
+    output = pypto.div(exp_res, pypto.sum(exp_res, dim, True))
+    return pypto.cast(output, input.dtype) if wide else output
+
+
+COMPOSITES = {"rms_norm": rms_norm, "softmax": softmax}
 """`pypto.<name>` -> its composition."""

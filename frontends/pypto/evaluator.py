@@ -126,6 +126,17 @@ _NEEDS_VALUE = ("index value", "constant", "known at trace time", "known when")
 """Error messages that say Python needed a value which the call's shapes would give."""
 
 
+def _holds_ssa(value: Any) -> bool:
+    """A value is, or a Python container holds, an IR value."""
+    if is_ssa(value):
+        return True
+    if isinstance(value, list | tuple | set):
+        return any(_holds_ssa(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_ssa(v) for v in value.values())
+    return False
+
+
 class Scope:
     """Python name bindings: a function's locals, chained to its closure and, at the
     end, the module."""
@@ -383,10 +394,14 @@ class Evaluator:
 
     def stmt_AugAssign(self, stmt: ast.AugAssign, scope: Scope) -> None:
         target = stmt.target
-        if not isinstance(target, ast.Name | ast.Subscript):
-            self.fail(target, "augmented assignment is only supported on names and slices")
+        if not isinstance(target, ast.Name | ast.Subscript | ast.Attribute):
+            self.fail(
+                target, "augmented assignment is only supported on names, attributes and slices"
+            )
         if isinstance(target, ast.Name):
             load: ast.expr = ast.Name(target.id, ast.Load())
+        elif isinstance(target, ast.Attribute):
+            load = ast.Attribute(target.value, target.attr, ast.Load())
         else:  # `acc[:] += v`: read the slice, compute, write it back
             load = ast.Subscript(target.value, target.slice, ast.Load())
         left = self.eval(ast.copy_location(load, target), scope)
@@ -430,9 +445,32 @@ class Evaluator:
         elif isinstance(target, ast.Subscript):
             self.assign_subscript(target, value, scope)
         elif isinstance(target, ast.Attribute):
-            self.fail(target, "assigning to an attribute is not supported in kernels")
+            self.assign_attribute(target, value, scope)
         else:
             self.fail(target, "unsupported assignment target")
+
+    def assign_attribute(self, target: ast.Attribute, value: Any, scope: Scope) -> None:
+        """`self.x = v` / `cfg.attr = v`: Python's setattr at trace time, on the user's
+        own objects (as PyPTO's frontend runs it). A tensor stored in an attribute inside
+        a pypto.loop or a runtime `if` would leave its region unseen, so there it is an
+        error (a name is carried out of the region, an attribute is not)."""
+        obj = self.resolve(self.eval(target.value, scope), target.value)
+        if is_ssa(obj) or isinstance(
+            obj, PyptoRef | TensorSpec | Dynamic | Helper | BoundMethod | types.ModuleType
+        ):
+            self.fail(target, f"cannot assign the attribute `{target.attr}` of {describe(obj)}")
+        if self.region_depth > 0 and _holds_ssa(value):
+            self.fail(
+                target,
+                f"storing {describe(value)} in the attribute `{target.attr}` inside "
+                "pypto.loop or a runtime `if` is not supported; assign it to a name",
+            )
+        try:
+            setattr(obj, target.attr, value)
+        except Exception as e:  # frozen dataclasses, slots, properties ...
+            self.fail(
+                target, f"cannot assign the attribute `{target.attr}` of {describe(obj)}: {e}"
+            )
 
     def stmt_Return(self, stmt: ast.Return, scope: Scope) -> None:
         frame = self.frames[-1] if self.frames else None
@@ -593,6 +631,17 @@ class Evaluator:
 
     def expr_Tuple(self, node: ast.Tuple, scope: Scope) -> tuple[Any, ...]:
         return tuple(self.eval_elts(node.elts, scope))
+
+    def expr_Set(self, node: ast.Set, scope: Scope) -> set[Any]:
+        """`{8, 4, 2, 1}`: a set of Python constants (`unroll_list` takes one)."""
+        values = self.eval_elts(node.elts, scope)
+        for v in values:
+            if is_ssa(v) or isinstance(v, Dynamic):
+                self.fail(node, f"a set holds Python constants, got {describe(v)}")
+        try:
+            return set(values)
+        except TypeError as e:
+            self.fail(node, f"cannot build a set: {e}")
 
     def eval_elts(self, elts: Sequence[ast.expr], scope: Scope) -> list[Any]:
         out: list[Any] = []

@@ -65,7 +65,9 @@ from tileir.dialect import dtypes, pto
 
 
 def _sig_set_cache_policy(policy, value): ...
-def _sig_loop(*args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False): ...
+def _sig_loop(
+    *args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False, parallel=False
+): ...
 
 
 class RegionBuilder(Evaluator):
@@ -342,6 +344,10 @@ class RegionBuilder(Evaluator):
         unroll = bound["unroll_list"]
         if unroll is None and kind == "loop_unroll":
             unroll = [1]
+        if isinstance(unroll, set | frozenset):
+            # PyPTO reads the list as `set(unroll_list)`: a set is the same factors
+            ints_only = all(isinstance(f, int) for f in unroll)
+            unroll = sorted(unroll, reverse=True) if ints_only else list(unroll)
         if unroll is not None:
             ints = self.static_ints(unroll, call, "unroll_list")
             try:
@@ -351,6 +357,8 @@ class RegionBuilder(Evaluator):
         for key in ("name", "idx_name"):
             if bound[key] is not None and not isinstance(bound[key], str):
                 self.fail(call, f"pypto.{kind}() {key} must be a string")
+        if not isinstance(bound["parallel"], bool):
+            self.fail(call, f"pypto.{kind}() parallel must be True or False")
         n_vars = 2 if kind == "loop_unroll" else 1
         target = stmt.target
         names: list[ast.expr]
@@ -369,7 +377,14 @@ class RegionBuilder(Evaluator):
         op_cls = pto.LoopUnrollOp if kind == "loop_unroll" else pto.LoopOp
         body = Block(arg_types=[IndexType()] * n_vars)
         loop = op_cls(
-            lb, ub, st, body, name=bound["name"], idx_name=bound["idx_name"], unroll_list=factors
+            lb,
+            ub,
+            st,
+            body,
+            name=bound["name"],
+            idx_name=bound["idx_name"],
+            unroll_list=factors,
+            parallel=bound["parallel"],
         )
         self.emit(loop, call)
         for barg, name in zip(body.args, names):

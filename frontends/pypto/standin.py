@@ -227,6 +227,7 @@ HOST_NO_OPS: frozenset[tuple[str, ...]] = frozenset(
         )
     }
     | {("runtime", name) for name in ("_device_init", "_device_fini", "_device_synchronize")}
+    | {("experimental", "auto_mix_partition")}
 )
 """Host-side calls that configure PyPTO's compiler or runtime, or wait for the device:
 no effect on any value a kernel computes, so no-ops at import time (and in interpret

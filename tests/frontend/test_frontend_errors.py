@@ -44,9 +44,9 @@ CASES = [
     ),
     (
         "wrong argument count",
-        "    t = pypto.view(x, [N, D], [0, 0])\n    y = pypto.exp(t, t)\n",
-        "pypto.exp(t, t)",
-        "wrong arguments to pypto.exp(input): too many positional arguments",
+        "    t = pypto.view(x, [N, D], [0, 0])\n    y = pypto.neg(t, t)\n",
+        "pypto.neg(t, t)",
+        "wrong arguments to pypto.neg(input): too many positional arguments",
     ),
     (
         "shape mismatch",
@@ -76,9 +76,9 @@ CASES = [
     (
         "unsupported extend_params key",
         "    a = pypto.view(x, [N, D], [0, 0])\n"
-        '    y = pypto.matmul(a, a, pypto.DT_FP32, b_trans=True, extend_params={"scale": a})\n',
+        '    y = pypto.matmul(a, a, pypto.DT_FP32, b_trans=True, extend_params={"scale_tensor": a})\n',
         "pypto.matmul(",
-        "extend_params key 'scale' is not supported",
+        "extend_params key 'scale_tensor' is not supported",
     ),
     (
         "bad dtype",

@@ -1,7 +1,8 @@
 """Loop state and settings: `pypto.is_loop_begin / is_loop_end` and the
 `set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements, and the
 compiler options `set_pass_options / experimental.set_operation_options /
-set_matrix_size` (one op, `pto.set_options`, whose `kind` says which function).
+set_matrix_size / experimental.auto_mix_partition` (one op, `pto.set_options`, whose
+`kind` says which function).
 
 Settings change how PyPTO tiles and labels the ops after them and compute nothing, so
 their numpy rule is a no-op. `pypto.loop` / `loop_unroll` are not bindings: the
@@ -29,6 +30,7 @@ def _sig_set_cube_tile_shapes(m, k, n, enable_split_k=False): ...
 def _sig_set_semantic_label(label): ...
 def _sig_set_options(**options): ...
 def _sig_set_matrix_size(size): ...
+def _sig_auto_mix_partition(value): ...
 
 
 def loop_state(pypto: str, op_cls: type[Operation]) -> Binding:
@@ -120,7 +122,7 @@ def _write_label(w: Any, op: pto.SetSemanticLabelOp) -> str:
     return f"pypto.set_semantic_label({w.string(op.label.data)})"
 
 
-PYPTO_020_OPTIONS: dict[str, frozenset[str]] = {
+PYPTO_020_OPTIONS: dict[str, frozenset[str] | None] = {
     "pass_options": frozenset(
         {
             "pg_skip_partition",
@@ -133,16 +135,19 @@ PYPTO_020_OPTIONS: dict[str, frozenset[str]] = {
     ),
     "operation_options": frozenset({"force_combine_axis", "combine_axis"}),
     "matrix_size": frozenset({"size"}),
+    "auto_mix_partition": None,
 }
 """The keywords PyPTO 0.2.0's `set_pass_options` / `experimental.set_operation_options`
-take (from their signatures in 0.2.0); newer PyPTO has more (`ooo_sched_mode` ...)."""
+take (from their signatures in 0.2.0); newer PyPTO has more (`ooo_sched_mode` ...).
+None: 0.2.0 has no such function (`experimental.auto_mix_partition`)."""
 
 _INT_KEYED = frozenset({"vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting"})
 """0.2.0 types these `Dict[int, int]` (newer PyPTO: `Dict[str, int]`)."""
 
 
 def _compiles_in_020(kind: str, key: str, value: Attribute) -> bool:
-    if key not in PYPTO_020_OPTIONS[kind]:
+    keys = PYPTO_020_OPTIONS[kind]
+    if keys is None or key not in keys:
         return False
     if key in _INT_KEYED:
         return isinstance(value, DictionaryAttr) and all(
@@ -180,13 +185,17 @@ def _write_options(w: Any, op: pto.SetOptionsOp) -> str:
     from tileir.backends.pypto.emitter import literal, sanitize
 
     kind = op.kind.data
+    function = pto.OPTION_FUNCTIONS[kind]
+    if PYPTO_020_OPTIONS[kind] is None:
+        # the kind is a verified table key, so the comment holds no user text
+        return f"pass  # tileir: PyPTO 0.2.0 has no {function}: left out"
     kept, dropped = [], []
     for key, value in op.options.data.items():
         if _compiles_in_020(kind, key, value):
             kept.append(f"{sanitize(key)}={literal(value)}")
         else:
             dropped.append(sanitize(key))
-    call = f"pypto.{pto.OPTION_FUNCTIONS[kind]}({', '.join(kept)})" if kept else "pass"
+    call = f"pypto.{function}({', '.join(kept)})" if kept else "pass"
     if dropped:
         call += f"  # tileir: PyPTO 0.2.0 cannot compile {', '.join(dropped)}: left out"
     return call
@@ -200,6 +209,20 @@ def _read_matrix_size(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
         size = [fe.resolve(v, node) for v in size]
     size = fe.static_ints(size, node, "pypto.set_matrix_size")
     fe.emit(pto.SetOptionsOp("matrix_size", DictionaryAttr({"size": fe.to_attr(size, node)})), node)
+
+
+def _read_auto_mix_partition(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
+    """`pypto.experimental.auto_mix_partition(1)`: kept as `pto.set_options
+    "auto_mix_partition" {value = 1}`; PyPTO accepts 0 (off) or 1 (on) only."""
+    value = fe.resolve(b["value"], node)
+    if not isinstance(value, int) or isinstance(value, bool) or value not in (0, 1):
+        fe.fail(
+            node,
+            "pypto.experimental.auto_mix_partition takes 0 (disable) or 1 (enable), "
+            f"got {fe.describe(value)}",
+        )
+    attrs = DictionaryAttr({"value": fe.to_attr(value, node)})
+    fe.emit(pto.SetOptionsOp("auto_mix_partition", attrs), node)
 
 
 _OPTIONS = Binding(
@@ -250,5 +273,13 @@ alias(
 alias(
     replace(
         _OPTIONS, pypto="set_matrix_size", signature=_sig_set_matrix_size, read=_read_matrix_size
+    )
+)
+alias(
+    replace(
+        _OPTIONS,
+        pypto="experimental.auto_mix_partition",
+        signature=_sig_auto_mix_partition,
+        read=_read_auto_mix_partition,
     )
 )

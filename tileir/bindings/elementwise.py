@@ -38,6 +38,8 @@ from tileir.dialect import dtypes, pto, shapes
 
 
 def _sig_unary(input): ...
+def _sig_unary_precision(input, precision_type=None): ...
+def _sig_log(input, base=None, precision_type=None): ...
 def _sig_binary(input, other, precision=None, *, alpha=1): ...
 def _sig_div(input, other, precision_type=None, *, alpha=1): ...
 def _sig_compare(input, other): ...
@@ -120,20 +122,67 @@ def _binding_of(op_cls: type[Operation]) -> Binding:
 # --------------------------------------------------------------------------- families
 
 
+def _read_precision(fe: Any, value: Any, node: ast.AST, pypto: str) -> str | None:
+    """A `pypto.PrecisionType` member's name (None when not given)."""
+    if value is None:
+        return None
+    path = fe.pypto_path(value) or ()
+    if len(path) != 2 or path[0] != "PrecisionType":
+        fe.fail(
+            node,
+            f"pypto.{pypto}() precision_type must be a pypto.PrecisionType member, "
+            f"got {fe.describe(value)}",
+        )
+    if path[1] not in pto.PRECISION_TYPES:
+        fe.fail(
+            node,
+            f"pypto.PrecisionType.{path[1]} is not a precision type (known: "
+            f"{', '.join(pto.PRECISION_TYPES)})",
+        )
+    return path[1]
+
+
+def _with_precision(call: str, op: Any) -> str:
+    """The call, with the `precision_type` PyPTO 0.2.0 has not named in a comment."""
+    precision = getattr(op, "precision_type", None)
+    if precision is None:
+        return call
+    # a member name (the verifier checks it), so the comment holds no user text
+    return (
+        f"{call}  # tileir: PyPTO 0.2.0 has no PrecisionType: "
+        f"precision_type=PrecisionType.{precision.data} left out"
+    )
+
+
 def unary(pypto: str, op_cls: type[Operation], helper: Helper | None = None) -> Binding:
     """`pypto.exp(x)` <-> `pto.exp %x`. With a `helper`, the writer calls it instead of
-    `pypto.<name>` (always, except for sigmoid: only on a tile that may be a tail)."""
+    `pypto.<name>` (always, except for sigmoid: only on a tile that may be a tail). The
+    ops with a `precision_type` (`pto.PrecisionUnaryOp`) keep it; `pypto.log`'s `base`
+    is `pypto.LogBaseType.LOG_E` (the natural log) or absent."""
 
     def read(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        return elementwise(fe, _binding_of(op_cls), [fe.tile(b["input"], node)], node)
+        precision = _read_precision(fe, b.get("precision_type"), node, pypto)
+        if b.get("base") is not None and fe.pypto_path(b["base"]) != ("LogBaseType", "LOG_E"):
+            fe.fail(
+                node,
+                f"pypto.log base {fe.describe(b['base'])} is not supported (only "
+                "pypto.LogBaseType.LOG_E)",
+            )
+        result = elementwise(fe, _binding_of(op_cls), [fe.tile(b["input"], node)], node)
+        if precision is not None and isinstance(result.owner, pto.PrecisionUnaryOp):
+            result.owner.precision_type = StringAttr(precision)
+        return result
 
     def write(w: Any, op: Any) -> str:
         if helper is not None and (op_cls is not pto.SigmoidOp or w.may_be_partial(op.input)):
             w.helper(helper.name)
             return f"{helper.name}({w.use(op.input)})"
-        return f"pypto.{pypto}({w.use(op.operands[0])})"
+        return _with_precision(f"pypto.{pypto}({w.use(op.operands[0])})", op)
 
-    return Binding(pypto, op_cls, _sig_unary, read, write, rules.unary_rule, pypto, None, helper)
+    sig = _sig_unary
+    if issubclass(op_cls, pto.PrecisionUnaryOp):
+        sig = _sig_log if op_cls is pto.LogOp else _sig_unary_precision
+    return Binding(pypto, op_cls, sig, read, write, rules.unary_rule, pypto, None, helper)
 
 
 def binary(pypto: str, op_cls: type[Operation], operator: str | None = None) -> Binding:
@@ -141,19 +190,16 @@ def binary(pypto: str, op_cls: type[Operation], operator: str | None = None) -> 
     scalar. `alpha=` scales the second operand first (PyPTO's `add(x, y, alpha=2)`)."""
 
     def read(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
-        precision = None
-        prec = b.get("precision", b.get("precision_type"))
+        with_precision = issubclass(op_cls, pto.PrecisionBinaryOp)
+        prec = b["precision_type"] if with_precision else b["precision"]
         path = fe.pypto_path(prec) or ()
-        if prec is not None and (len(path) != 2 or path[0] != "PrecisionType"):
+        if (
+            prec is not None
+            and not with_precision
+            and (len(path) != 2 or path[0] != "PrecisionType")
+        ):
             fe.fail(node, f"pypto.{pypto}() takes two operands, got a third: {fe.describe(prec)}")
-        if prec is not None and op_cls is pto.DivOp:
-            if path[1] not in pto.PRECISION_TYPES:
-                fe.fail(
-                    node,
-                    f"pypto.PrecisionType.{path[1]} is not a precision type (known: "
-                    f"{', '.join(pto.PRECISION_TYPES)})",
-                )
-            precision = path[1]
+        precision = _read_precision(fe, prec, node, pypto) if with_precision else None
         other = b["other"]
         if b["alpha"] != 1:
             alpha = fe.resolve(b["alpha"], node)
@@ -162,7 +208,7 @@ def binary(pypto: str, op_cls: type[Operation], operator: str | None = None) -> 
             else:
                 other = fe.binop("*", other, alpha, node)
         result = elementwise(fe, _binding_of(op_cls), [b["input"], other], node)
-        if precision is not None and isinstance(result.owner, pto.DivOp):
+        if precision is not None and isinstance(result.owner, pto.PrecisionBinaryOp):
             result.owner.precision_type = StringAttr(precision)
         return result
 
@@ -173,16 +219,9 @@ def binary(pypto: str, op_cls: type[Operation], operator: str | None = None) -> 
             call = binary_expr(operator, w.expr(lhs), w.expr(rhs))[0]
         else:
             call = f"pypto.{pypto}({w.use(lhs)}, {w.use(rhs)})"
-        precision = getattr(op, "precision_type", None)
-        if precision is not None:
-            # a member name (the verifier checks it), so the comment holds no user text
-            call += (
-                "  # tileir: PyPTO 0.2.0 has no PrecisionType: "
-                f"precision_type=PrecisionType.{precision.data} left out"
-            )
-        return call
+        return _with_precision(call, op)
 
-    sig = _sig_div if op_cls is pto.DivOp else _sig_binary
+    sig = _sig_div if issubclass(op_cls, pto.PrecisionBinaryOp) else _sig_binary
     return Binding(pypto, op_cls, sig, read, write, rules.binary_rule, pypto, operator)
 
 
@@ -206,9 +245,18 @@ def _read_where(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     vals = [fe.resolve(b[k], node) for k in ("input", "other")]
     vals = [fe.tile(v, node) if _is_mem(v) else v for v in vals]
     tiles = [v for v in vals if _is_tile(v)]
-    if not tiles:
-        fe.fail(node, "pypto.where needs a tensor for input or other")
-    elem = _elem(tiles[0])
+    if tiles:
+        elem = _elem(tiles[0])
+    else:
+        # PyPTO makes a plain number a `pypto.Element(pypto.DT_FP32, v)`
+        kinds = {v.dtype if hasattr(v, "dtype") else dtypes.BY_SHORT["f32"] for v in vals}
+        if len(kinds) != 1 or not all(is_number(v) for v in vals):
+            fe.fail(
+                node,
+                "pypto.where with two scalars needs numbers of one dtype, got "
+                f"{fe.describe(vals[0])} and {fe.describe(vals[1])}",
+            )
+        elem = kinds.pop().mlir
     vals = [v if _is_tile(v) else fe.scalar(v, elem, node) for v in vals]
     try:
         shape = shapes.broadcast(_shape(cond), *[_shape(v) if _is_tile(v) else () for v in vals])
@@ -218,7 +266,13 @@ def _read_where(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
 
 
 def _write_where(w: Any, op: pto.WhereOp) -> str:
-    return f"pypto.where({w.use(op.condition)}, {w.use(op.input)}, {w.use(op.other)})"
+    branches = [w.use(op.input), w.use(op.other)]
+    scalars = not any(isinstance(v.type, TensorType) for v in (op.input, op.other))
+    if scalars and op.result.type.element_type != dtypes.BY_SHORT["f32"].mlir:
+        # PyPTO types plain numbers FP32: name the dtype
+        dt = w.dtype(op.result.type)
+        branches = [f"pypto.Element({dt}, {b})" for b in branches]
+    return f"pypto.where({w.use(op.condition)}, {', '.join(branches)})"
 
 
 # --------------------------------------------------------------------------- cast

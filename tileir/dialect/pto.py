@@ -98,6 +98,8 @@ from tileir.dialect.ops.elementwise import (
     NegOp,
     NeOp,
     PowOp,
+    PrecisionBinaryOp,
+    PrecisionUnaryOp,
     ReciprocalOp,
     ReluOp,
     RsqrtOp,
@@ -117,7 +119,7 @@ from tileir.dialect.ops.gather import (
     IndexSelectOp,
     TopkOp,
 )
-from tileir.dialect.ops.matmul import MatmulOp
+from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp
 from tileir.dialect.ops.memory import (
     AssembleOp,
     ConcatOp,
@@ -180,6 +182,7 @@ __all__ = [
     "OPTION_FUNCTIONS",
     "PRECISION_TYPES",
     "PTO",
+    "TRANS_MODES",
     "UNITS",
     "AbsOp",
     "AddOp",
@@ -227,6 +230,8 @@ __all__ = [
     "NegOp",
     "OneTileOp",
     "PowOp",
+    "PrecisionBinaryOp",
+    "PrecisionUnaryOp",
     "ReciprocalOp",
     "ReduceOp",
     "ReluOp",

@@ -129,10 +129,10 @@ def reduce(shape: Sequence[int], dim: int, keepdim: bool) -> Shape:
 
 
 def matmul(a: Sequence[int], b: Sequence[int], *, a_trans: bool, b_trans: bool) -> Shape:
-    """2-D or batched 3-D, both operands of the same rank (PyPTO's rule); batch dims
-    broadcast (1 against n)."""
-    if len(a) not in (2, 3) or len(b) not in (2, 3):
-        raise ShapeError(f"operands must be 2-D or 3-D, got {fmt(a)} and {fmt(b)}")
+    """2-D or batched 3-D / 4-D, both operands of the same rank (PyPTO's rule); batch
+    dims broadcast (1 against n)."""
+    if len(a) not in (2, 3, 4) or len(b) not in (2, 3, 4):
+        raise ShapeError(f"operands must be 2-D, 3-D or 4-D, got {fmt(a)} and {fmt(b)}")
     if len(a) != len(b):
         raise ShapeError(f"operands must have the same rank, got {fmt(a)} and {fmt(b)}")
     m, ka = (a[-1], a[-2]) if a_trans else (a[-2], a[-1])
@@ -175,20 +175,43 @@ MATMUL_OUT_DTYPES: dict[str, tuple[str, ...]] = {
 `out_dtype`s (and bias element types)."""
 
 
-def matmul_dtypes(inputs: str, out: str, bias: str | None = None) -> None:
-    """Element types of a matmul (short names): `out` (and `bias`) must be allowed for
-    `inputs` by `MATMUL_OUT_DTYPES`."""
-    allowed = MATMUL_OUT_DTYPES.get(inputs)
-    if allowed is None:
+MATMUL_SCALED_OUT_DTYPES: dict[str, tuple[str, ...]] = {
+    "i8": ("f16", "i8"),
+    "f16": ("i8",),
+    "bf16": ("i8",),
+    "f32": ("i8",),
+    "f8E4M3FN": ("i8",),
+    "f8E5M2": ("i8",),
+}
+"""PyPTO's matmul docs, tables of the dequantising and quantising matmul (`extend_params=
+{"scale": s}`): input element type -> the allowed `out_dtype`s."""
+
+
+def matmul_dtypes(inputs: str, out: str, bias: str | None = None, *, scaled: bool = False) -> None:
+    """Element types of a matmul (short names): `out` must be allowed for `inputs` by
+    `MATMUL_OUT_DTYPES`, or with a `scale` by `MATMUL_SCALED_OUT_DTYPES`; `bias` by
+    `MATMUL_OUT_DTYPES`."""
+    base = MATMUL_OUT_DTYPES.get(inputs)
+    if base is None:
         raise ShapeError(
             f"has {inputs} inputs; PyPTO's matmul takes {', '.join(MATMUL_OUT_DTYPES)}"
         )
+    allowed = MATMUL_SCALED_OUT_DTYPES.get(inputs, ()) if scaled else base
     if out not in allowed:
-        raise ShapeError(f"{inputs} inputs cannot produce {out} (allowed: {', '.join(allowed)})")
-    if bias is not None and bias not in allowed:
+        with_scale = " with a scale" if scaled else ""
+        hint = (
+            ""
+            if scaled or out not in MATMUL_SCALED_OUT_DTYPES.get(inputs, ())
+            else (' (a quantising matmul: give extend_params={"scale": s})')
+        )
+        raise ShapeError(
+            f"{inputs} inputs cannot produce {out}{with_scale} (allowed: "
+            f"{', '.join(allowed) or 'none'}){hint}"
+        )
+    if bias is not None and bias not in base:
         raise ShapeError(
             f"bias element type {bias} is not allowed with {inputs} inputs "
-            f"(allowed: {', '.join(allowed)})"
+            f"(allowed: {', '.join(base)})"
         )
 
 

@@ -27,7 +27,8 @@ interleaving of the two loops' iterations, so the outputs are bit-identical.
 
 The fused loop is A: its body is A's body followed by B's, with B's induction variable
 replaced by A's; it keeps A's `name`, `idx_name` and attributes (B's are dropped, since
-PyPTO has one name per loop). Chains fuse too: A, B and C over the same range become
+PyPTO has one name per loop), and is `parallel` only when both were (A's iterations and
+B's are each independent, and A and B touch no common buffer, so the fused ones are). Chains fuse too: A, B and C over the same range become
 one loop. Loops nested in a fused body are fused where they in turn qualify.
 
 ```mlir
@@ -213,6 +214,9 @@ def fuse(a: LoopOp, b: LoopOp, between: list[Operation]) -> None:
             continue
         op.detach()
         body_a.insert_op_before(op, terminator)
+    if b.parallel is None:
+        # a fused iteration runs one of B's, which may depend on another of B's
+        a.parallel = None
     b.detach()
     b.erase()
 

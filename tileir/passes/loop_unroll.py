@@ -267,7 +267,15 @@ def _plan(
 def _new_chunk_loop(loop: LoopOp | LoopUnrollOp, c: _ChunkLoop) -> tuple[LoopOp, SSAValue]:
     name = loop.loop_name.data if loop.loop_name is not None else None
     idx_name = loop.idx_name.data if loop.idx_name is not None else None
-    new = LoopOp(c.lb, c.ub, c.step, name=chunk_name(name, c.factor), idx_name=idx_name)
+    # chunks of independent iterations are independent: `parallel` carries over
+    new = LoopOp(
+        c.lb,
+        c.ub,
+        c.step,
+        name=chunk_name(name, c.factor),
+        idx_name=idx_name,
+        parallel=loop.parallel is not None,
+    )
     j = new.induction_var
     j.name_hint = loop.induction_var.name_hint
     return new, j

@@ -31,6 +31,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     // CHECK: pto.set_options "pass_options" {sg_set_scope = 3 : i64, vec_nbuffer_setting = {"0" = 2 : i64}}
     pto.set_options "operation_options" {combine_axis = true}
     // CHECK: pto.set_options "operation_options" {combine_axis = true}
+    pto.set_options "auto_mix_partition" {value = 1 : i64}
+    // CHECK: pto.set_options "auto_mix_partition" {value = 1 : i64}
     %t = pto.view %x[%i, 0] valid [%v, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] valid [%{{.*}}, 64] : memref<?x64xbf16> -> tensor<8x64xbf16>
     %f = pto.cast %t mode rint sat : tensor<8x64xbf16> -> tensor<8x64xf32>
@@ -64,8 +66,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     }
   }
   %c4 = arith.constant 4 : index
-  pto.loop_unroll %j, %n = %c0 to %c8 step %c1 unroll [4, 1] {
-    // CHECK: pto.loop_unroll %{{.*}}, %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unroll [4, 1] {
+  pto.loop_unroll %j, %n = %c0 to %c8 step %c1 unroll [4, 1] parallel {
+    // CHECK: pto.loop_unroll %{{.*}}, %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unroll [4, 1] parallel {
     %blk = pto.view %w[%j, 0] sizes(%n) : memref<64x32xbf16> -> tensor<?x32xbf16>
     // CHECK: pto.view %{{.*}}[%{{.*}}, 0] sizes(%{{.*}}) : memref<64x32xbf16> -> tensor<?x32xbf16>
   }
@@ -79,6 +81,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   // CHECK: pto.neg %{{.*}} : tensor<4x16xf32>
   %n1 = pto.exp %n0 : tensor<4x16xf32>
   %n2 = pto.log %n1 : tensor<4x16xf32>
+  %n1h = pto.exp %n0 precision "HIGH_PRECISION" : tensor<4x16xf32>
+  // CHECK: pto.exp %{{.*}} precision "HIGH_PRECISION" : tensor<4x16xf32>
   %n3 = pto.sqrt %n1 : tensor<4x16xf32>
   %n4 = pto.rsqrt %n3 : tensor<4x16xf32>
   %n5 = pto.tanh %n4 : tensor<4x16xf32>
@@ -97,6 +101,8 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %b4 = pto.maximum %b3, %n2 : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   %b5 = pto.minimum %b4, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %b6 = pto.pow %b5, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  %b6i = pto.pow %b5, %half precision "INTRINSIC" : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
+  // CHECK: pto.pow %{{.*}}, %{{.*}} precision "INTRINSIC" : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %row = pto.amax %b6, -1 keepdim : tensor<4x16xf32> -> tensor<4x1xf32>
   // CHECK: pto.amax %{{.*}}, -1 keepdim : tensor<4x16xf32> -> tensor<4x1xf32>
   %bc = pto.sub %b6, %row : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
@@ -118,6 +124,9 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %wt = pto.transpose %wb, 0, 1 : tensor<16x8xf16> -> tensor<8x16xf16>
   %mt = pto.matmul %xh, %wt b_trans : tensor<4x16xf16>, tensor<8x16xf16> -> tensor<4x8xf32>
   // CHECK: pto.matmul %{{.*}}, %{{.*}} b_trans : tensor<4x16xf16>, tensor<8x16xf16> -> tensor<4x8xf32>
+  %w32 = pto.cast %wb : tensor<16x8xf16> -> tensor<16x8xf32>
+  %mq = pto.matmul %b6, %w32 scale 5.000000e-01 : f64 relu trans_mode "CAST_RINT" : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xi8>
+  // CHECK: pto.matmul %{{.*}}, %{{.*}} scale 5.000000e-01 : f64 relu trans_mode "CAST_RINT" : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xi8>
   %gm = pto.gathermask %b6, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   // CHECK: pto.gathermask %{{.*}}, 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   %iv = pto.view %idx[0, 0] : memref<4x3xi32> -> tensor<4x3xi32>

@@ -4,7 +4,7 @@
 import pypto
 
 
-# CHECK: errors.py:16:9: error: pypto.matmul extend_params key 'scale_tensor' is not supported (supported: 'bias_tensor')
+# CHECK: errors.py:16:9: error: pypto.matmul extend_params key 'scale_tensor' is not supported (supported: 'bias_tensor', 'scale', 'relu_type', 'trans_mode')
 # CHECK-NEXT: 16 |     y = pypto.matmul(x, w, pypto.DT_FP32, extend_params={"scale_tensor": w})
 # CHECK-NEXT:    |         ^
 # CHECK-NOT: Traceback

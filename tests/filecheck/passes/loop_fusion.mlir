@@ -70,3 +70,38 @@ pto.kernel @bounds(%x: memref<4x8xf32>, %out1: memref<4x8xf32>, %out2: memref<4x
     pto.assemble %u into %out2[%j, 0] : tensor<1x8xf32>, memref<4x8xf32>
   }
 }
+
+// `parallel` survives fusion only when both loops had it: B's iterations may depend on
+// each other when B is not marked, and every fused iteration runs one of them.
+// CHECK-LABEL: pto.kernel @parallel_both
+// CHECK:         pto.loop %{{.*}} name "first" parallel {
+// CHECK-NOT:     pto.loop
+// CHECK-LABEL: pto.kernel @parallel_one
+// CHECK:         pto.loop %{{.*}} name "first" {
+// CHECK-NOT:     pto.loop
+pto.kernel @parallel_both(%x: memref<4x8xf32>, %out1: memref<4x8xf32>, %out2: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "first" parallel {
+    %t = pto.view %x[%i, 0] : memref<4x8xf32> -> tensor<1x8xf32>
+    pto.assemble %t into %out1[%i, 0] : tensor<1x8xf32>, memref<4x8xf32>
+  }
+  pto.loop %j = %c0 to %c4 step %c1 name "second" parallel {
+    %u = pto.view %x[%j, 0] : memref<4x8xf32> -> tensor<1x8xf32>
+    pto.assemble %u into %out2[%j, 0] : tensor<1x8xf32>, memref<4x8xf32>
+  }
+}
+pto.kernel @parallel_one(%x: memref<4x8xf32>, %out1: memref<4x8xf32>, %out2: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "first" parallel {
+    %t = pto.view %x[%i, 0] : memref<4x8xf32> -> tensor<1x8xf32>
+    pto.assemble %t into %out1[%i, 0] : tensor<1x8xf32>, memref<4x8xf32>
+  }
+  pto.loop %j = %c0 to %c4 step %c1 name "second" {
+    %u = pto.view %x[%j, 0] : memref<4x8xf32> -> tensor<1x8xf32>
+    pto.assemble %u into %out2[%j, 0] : tensor<1x8xf32>, memref<4x8xf32>
+  }
+}

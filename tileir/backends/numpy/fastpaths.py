@@ -244,11 +244,16 @@ def matmul(
     a_trans: bool = False,
     b_trans: bool = False,
     bias: np.ndarray | None = None,
+    **fixpipe: Any,
 ) -> np.ndarray:
-    """`semantics.matmul`, widening each large operand tile to float64 only once."""
+    """`semantics.matmul`, widening each large operand tile to float64 only once (the
+    fixpipe options `scale` / `relu` / `trans_mode`, when given, take the general path)."""
     out = np.dtype(out_dtype)
     if (
         bias is None
+        and fixpipe.get("scale") is None
+        and not fixpipe.get("relu")
+        and fixpipe.get("trans_mode") is None
         and a.ndim == b.ndim == 2
         and a.dtype == b.dtype
         and a.dtype in (BF16, F16, F32)
@@ -258,7 +263,7 @@ def matmul(
         am, bm = _widened(a), _widened(b)
         acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
         return acc if out == F32 else acc.astype(out)
-    return semantics.matmul(a, b, out, a_trans, b_trans, bias)
+    return semantics.matmul(a, b, out, a_trans, b_trans, bias, **fixpipe)
 
 
 def read_window(

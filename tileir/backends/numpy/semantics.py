@@ -920,15 +920,52 @@ _I8 = np.dtype(np.int8)
 _I32 = np.dtype(np.int32)
 
 
-def _matmul_allowed(inputs: np.dtype) -> tuple[np.dtype, ...]:
-    """The out / bias dtypes PyPTO allows for `inputs`: the dialect's table (the verifier
-    applies the same one, so a verified op never fails here)."""
+def _matmul_allowed(inputs: np.dtype, scaled: bool = False) -> tuple[np.dtype, ...]:
+    """The out / bias dtypes PyPTO allows for `inputs` (`scaled`: the out dtypes with a
+    scale): the dialect's tables (the verifier applies the same ones, so a verified op
+    never fails here)."""
     from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
-    from tileir.dialect.shapes import MATMUL_OUT_DTYPES
+    from tileir.dialect.shapes import MATMUL_OUT_DTYPES, MATMUL_SCALED_OUT_DTYPES
 
     row = BY_NUMPY.get(inputs)
-    names = MATMUL_OUT_DTYPES.get(row.short, ()) if row is not None else ()
+    table = MATMUL_SCALED_OUT_DTYPES if scaled else MATMUL_OUT_DTYPES
+    names = table.get(row.short, ()) if row is not None else ()
     return tuple(BY_SHORT[n].numpy for n in names)
+
+
+def fixpipe_scale(scale: float) -> np.float32:
+    """The per-tensor scale as PyPTO's fixpipe uses it: "1 sign + 8 exponent + 10 mantissa
+    bits" of the float32 value (the low 13 mantissa bits dropped, i.e. truncated).
+
+    >>> float(fixpipe_scale(0.2))
+    0.199951171875
+    """
+    bits = np.array([scale], F32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return bits.view(F32)[0]
+
+
+def to_tf32(x: np.ndarray, mode: str) -> np.ndarray:
+    """FP32 values rounded to TF32 (10 mantissa bits), as PyPTO's matmul `trans_mode`:
+    `CAST_RINT` to nearest, ties to even; `CAST_ROUND` to nearest, ties away from zero.
+    inf and NaN are kept; a carry into the exponent rounds up to the next binade (or inf).
+
+    >>> to_tf32(np.array([1 + 2**-11, 1 + 3 * 2**-11], np.float32), "CAST_RINT").tolist()
+    [1.0, 1.001953125]
+    >>> to_tf32(np.array([1 + 2**-11], np.float32), "CAST_ROUND").tolist()
+    [1.0009765625]
+    """
+    if x.dtype != F32:
+        raise SemanticsError(f"matmul: trans_mode needs float32 inputs, got {x.dtype}")
+    bits = x.view(np.uint32).astype(np.uint64)
+    low = np.uint64(0x1FFF)
+    if mode == "CAST_RINT":
+        bits = bits + np.uint64(0x0FFF) + ((bits >> np.uint64(13)) & np.uint64(1))
+    elif mode == "CAST_ROUND":
+        bits = bits + np.uint64(0x1000)
+    else:
+        raise SemanticsError(f"matmul: trans_mode {mode!r} is not CAST_RINT or CAST_ROUND")
+    rounded = (bits & ~low).astype(np.uint32).view(F32)
+    return np.where(np.isfinite(x), rounded, x)
 
 
 def matmul(
@@ -938,8 +975,13 @@ def matmul(
     a_trans: bool = False,
     b_trans: bool = False,
     bias: np.ndarray | None = None,
+    *,
+    scale: float | None = None,
+    relu: bool = False,
+    trans_mode: str | None = None,
 ) -> np.ndarray:
-    """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor": bias})`.
+    """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor": bias,
+    "scale": scale, "relu_type": ReLuType.RELU, "trans_mode": mode})`.
 
     Rules from the PyPTO matmul docs: a and b have the same rank (2, 3 or 4) and dtype
     (fp8 may mix e4m3 / e5m2); batch dims broadcast (1 against n); `a_trans` / `b_trans`
@@ -951,8 +993,16 @@ def matmul(
     modelled as an ideal one (float64 sum, rounded once to float32); the bias is added in
     float32; then one RNE rounding to `out_dtype`. int8: exact int32 accumulation (wrapping),
     bias added in int32.
+
+    PyPTO's docs, the fixpipe on the way out: `relu` zeroes negative accumulators; `scale`
+    (the quantising tables: int8 -> f16 / int8, floats -> int8) gives `out_dtype(ReLU(acc) *
+    fixpipe_scale(scale))`, the product one float32 rounding (an int32 accumulator
+    converted to float32 first), then RNE to `out_dtype`, saturating for int8.
+    `trans_mode` rounds float32 inputs to TF32 first (`to_tf32`).
     """
     out_dt = np.dtype(out_dtype)
+    if trans_mode is not None:
+        a, b = to_tf32(a, trans_mode), to_tf32(b, trans_mode)
     if a.ndim != b.ndim or a.ndim not in (2, 3, 4):
         raise SemanticsError(
             f"matmul: operands must have the same rank, 2 to 4; got {list(a.shape)} and {list(b.shape)}"
@@ -961,10 +1011,10 @@ def matmul(
     if a.dtype != b.dtype and not (a.dtype in fp8 and b.dtype in fp8):
         raise SemanticsError(f"matmul: operand dtypes differ ({a.dtype} and {b.dtype})")
     allowed = _matmul_allowed(a.dtype)
-    if out_dt not in allowed:
+    if out_dt not in (_matmul_allowed(a.dtype, scaled=True) if scale is not None else allowed):
         raise SemanticsError(
-            f"matmul: {a.dtype} inputs cannot produce {out_dt} "
-            f"(allowed: {', '.join(str(d) for d in allowed or ())})"
+            f"matmul: {a.dtype} inputs cannot produce {out_dt}"
+            f"{' with a scale' if scale is not None else ''}"
         )
     am = np.swapaxes(a, -1, -2) if a_trans else a
     bm = np.swapaxes(b, -1, -2) if b_trans else b
@@ -997,11 +1047,18 @@ def matmul(
         if bias is not None:
             with np.errstate(over="ignore"):
                 acc = (acc + bias.astype(_I32)).astype(_I32)
-        return acc
-    acc32 = np.matmul(_widen(am), _widen(bm)).astype(F32)
-    if bias is not None:
-        acc32 = acc32 + _widen(bias, F32)
-    return _from_f32(acc32, out_dt)
+    else:
+        acc = np.matmul(_widen(am), _widen(bm)).astype(F32)
+        if bias is not None:
+            acc = acc + _widen(bias, F32)
+    if relu:
+        acc = np.maximum(acc, acc.dtype.type(0))
+    if scale is None:
+        return acc if acc.dtype == out_dt else _from_f32(acc, out_dt)
+    product = (_widen(acc.astype(F32)) * np.float64(fixpipe_scale(scale))).astype(F32)
+    if out_dt == _I8:
+        return round_to_dtype(product, out_dt, "rint", satmode=True)
+    return _from_f32(product, out_dt)
 
 
 # --------------------------------------------------------------------------------------

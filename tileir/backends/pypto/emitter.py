@@ -494,6 +494,9 @@ class _KernelWriter:
             kw.append(f"idx_name={pystr(op.idx_name.data)}")
         if op.unroll_list is not None:
             kw.append(f"unroll_list={op.factors}")
+        if op.parallel is not None:
+            # 0.2.0's loop takes **kwargs and ignores `parallel`: kept for newer PyPTO
+            kw.append("parallel=True")
         hint = op.idx_name.data if op.idx_name is not None else None
         target = self.fresh(op.induction_var.name_hint or hint, "i")
         self.names[op.induction_var] = target

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     IndexType,
+    IntegerAttr,
     StringAttr,
     UnitAttr,
     i1,
@@ -154,6 +155,7 @@ OPTION_FUNCTIONS: dict[str, str] = {
     "pass_options": "set_pass_options",
     "operation_options": "experimental.set_operation_options",
     "matrix_size": "set_matrix_size",
+    "auto_mix_partition": "experimental.auto_mix_partition",
 }
 """`pto.set_options` kinds -> the PyPTO function (inside `pypto`) that sets them."""
 
@@ -161,7 +163,9 @@ OPTION_FUNCTIONS: dict[str, str] = {
 @irdl_op_definition
 class SetOptionsOp(IRDLOperation):
     """`pypto.set_pass_options(**options)` / `pypto.experimental.set_operation_options(
-    **options)`: options that steer PyPTO's compiler for the ops that follow (PyPTO: "the
+    **options)` / `pypto.set_matrix_size(size)` / `pypto.experimental.auto_mix_partition(
+    value)` (newer PyPTO: `set_options(pass_options={"auto_mix_partition": value})`, 0 or
+    1: whether its ReduceCopyMerge pass merges Cube and Vector subgraphs): options that steer PyPTO's compiler for the ops that follow (PyPTO: "the
     setting is local to the current jit or loop"). They change no value, so the numpy
     back end ignores them; passes keep them in place as statements. Keys are Python
     keyword names; values are builtin attributes (ints, floats, bools, strings, arrays,
@@ -185,4 +189,14 @@ class SetOptionsOp(IRDLOperation):
             if not key.isidentifier() or keyword.iskeyword(key):
                 raise VerifyException(
                     f"'pto.set_options' option name {key!r} is not a Python keyword name"
+                )
+        if self.kind.data == "auto_mix_partition":
+            value = self.options.data.get("value")
+            if (
+                set(self.options.data) != {"value"}
+                or not isinstance(value, IntegerAttr)
+                or value.value.data not in (0, 1)
+            ):
+                raise VerifyException(
+                    "'pto.set_options' \"auto_mix_partition\" takes {value = 0} or {value = 1}"
                 )

@@ -25,6 +25,7 @@ from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    IRDLOperation,
     VarConstraint,
     base,
     irdl_attr_definition,
@@ -150,6 +151,31 @@ class UnaryOp(TileOp):
         _check_kind(self, self.input.type, self.ELEMENT_KINDS, "operand")
 
 
+PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")
+"""Members of `pypto.PrecisionType` (newer PyPTO): how the NPU computes div, pow, exp,
+sqrt, rsqrt, log and reciprocal (its docs also list fmod, remainder, log2, log10)."""
+
+
+def _verify_precision(op: IRDLOperation, precision: StringAttr | None) -> None:
+    if precision is not None and precision.data not in PRECISION_TYPES:
+        raise VerifyException(
+            f"'{op.name}' precision_type {precision.data!r} is not one of {list(PRECISION_TYPES)}"
+        )
+
+
+class PrecisionUnaryOp(UnaryOp):
+    """A unary op with PyPTO's `precision_type` (a `PRECISION_TYPES` member; absent:
+    PyPTO's default for the op, INTRINSIC for exp). It picks how the NPU computes the
+    function; tileir's numpy back end computes it one way for every mode."""
+
+    precision_type = opt_prop_def(StringAttr)
+    assembly_format = "$input (`precision` $precision_type^)? attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_precision(self, self.precision_type)
+
+
 @irdl_op_definition
 class NegOp(UnaryOp):
     name = "pto.neg"
@@ -157,22 +183,22 @@ class NegOp(UnaryOp):
 
 
 @irdl_op_definition
-class ExpOp(UnaryOp):
+class ExpOp(PrecisionUnaryOp):
     name = "pto.exp"
 
 
 @irdl_op_definition
-class LogOp(UnaryOp):
+class LogOp(PrecisionUnaryOp):
     name = "pto.log"
 
 
 @irdl_op_definition
-class SqrtOp(UnaryOp):
+class SqrtOp(PrecisionUnaryOp):
     name = "pto.sqrt"
 
 
 @irdl_op_definition
-class RsqrtOp(UnaryOp):
+class RsqrtOp(PrecisionUnaryOp):
     name = "pto.rsqrt"
 
 
@@ -198,7 +224,7 @@ class AbsOp(UnaryOp):
 
 
 @irdl_op_definition
-class ReciprocalOp(UnaryOp):
+class ReciprocalOp(PrecisionUnaryOp):
     name = "pto.reciprocal"
 
 
@@ -269,6 +295,20 @@ class BinaryOp(TileOp):
             )
 
 
+class PrecisionBinaryOp(BinaryOp):
+    """A binary op with PyPTO's `precision_type` (as `PrecisionUnaryOp`)."""
+
+    precision_type = opt_prop_def(StringAttr)
+    assembly_format = (
+        "$lhs `,` $rhs (`precision` $precision_type^)? attr-dict `:` type($lhs) `,` "
+        "type($rhs) `->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_precision(self, self.precision_type)
+
+
 @irdl_op_definition
 class AddOp(BinaryOp):
     name = "pto.add"
@@ -284,30 +324,11 @@ class MulOp(BinaryOp):
     name = "pto.mul"
 
 
-PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")
-"""Members of `pypto.PrecisionType` (newer PyPTO), the precision mode of `pypto.div`."""
-
-
 @irdl_op_definition
-class DivOp(BinaryOp):
-    """`pypto.div(x, y, precision_type=pypto.PrecisionType.INTRINSIC)`: `precision_type`
-    (a `PRECISION_TYPES` member, absent: PyPTO's default HIGH_PRECISION) picks how the
-    NPU divides; tileir's numpy back end computes the IEEE quotient for every mode."""
+class DivOp(PrecisionBinaryOp):
+    """`pypto.div(x, y, precision_type=...)` (PyPTO's default: HIGH_PRECISION)."""
 
     name = "pto.div"
-    precision_type = opt_prop_def(StringAttr)
-    assembly_format = (
-        "$lhs `,` $rhs (`precision` $precision_type^)? attr-dict `:` type($lhs) `,` "
-        "type($rhs) `->` type($result)"
-    )
-
-    def verify_(self) -> None:
-        super().verify_()
-        if self.precision_type is not None and self.precision_type.data not in PRECISION_TYPES:
-            raise VerifyException(
-                f"'pto.div' precision_type {self.precision_type.data!r} is not one of "
-                f"{list(PRECISION_TYPES)}"
-            )
 
 
 @irdl_op_definition
@@ -321,7 +342,7 @@ class MinimumOp(BinaryOp):
 
 
 @irdl_op_definition
-class PowOp(BinaryOp):
+class PowOp(PrecisionBinaryOp):
     name = "pto.pow"
 
 

@@ -1,8 +1,11 @@
-"""`pto.matmul`: 2-D or batched 3-D, optional bias and transposes, `out_dtype` result."""
+"""`pto.matmul`: 2-D or batched 3-D / 4-D, optional bias and transposes, `out_dtype` result;
+PyPTO's fixpipe options (`scale`, `relu_type`) and TF32 rounding (`trans_mode`)."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType, UnitAttr
+import math
+
+from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, UnitAttr, f64
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -20,11 +23,22 @@ from tileir.dialect.ops.base import (
 
 # --------------------------------------------------------------------------- matmul
 
+TRANS_MODES = ("CAST_RINT", "CAST_ROUND")
+"""`pypto.TransMode` members that round FP32 inputs to TF32 (nearest even / nearest, ties
+away from zero); `CAST_NONE`, PyPTO's default, is the absent `trans_mode`."""
+
 
 @irdl_op_definition
 class MatmulOp(TileOp):
     """`pypto.matmul(a, b, out_dtype, a_trans=, b_trans=, extend_params={"bias_tensor":
-    bias})`; 2-D or batched 3-D. The result element type is `out_dtype`."""
+    bias, "scale": s, "relu_type": pypto.ReLuType.RELU, "trans_mode": pypto.TransMode.M})`;
+    2-D or batched 3-D / 4-D. The result element type is `out_dtype`.
+
+    `scale` (a per-tensor (de)quantisation factor, as written) multiplies the accumulator
+    on its way out and allows the out types of PyPTO's quantising tables
+    (`shapes.MATMUL_SCALED_OUT_DTYPES`: int8 -> f16 / int8, floats -> int8); `relu` (PyPTO's
+    `ReLuType.RELU`) zeroes negative accumulators first; `trans_mode` (`CAST_RINT` /
+    `CAST_ROUND`, FP32 inputs only) rounds the inputs to TF32 first."""
 
     name = "pto.matmul"
     a = operand_def(TensorType)
@@ -32,9 +46,13 @@ class MatmulOp(TileOp):
     bias = opt_operand_def(TensorType)
     a_trans = opt_prop_def(UnitAttr)
     b_trans = opt_prop_def(UnitAttr)
+    scale = opt_prop_def(FloatAttr)
+    relu = opt_prop_def(UnitAttr)
+    trans_mode = opt_prop_def(StringAttr)
     result = result_def(TensorType)
     assembly_format = (
-        "$a `,` $b (`bias` $bias^)? (`a_trans` $a_trans^)? (`b_trans` $b_trans^)? attr-dict"
+        "$a `,` $b (`bias` $bias^)? (`a_trans` $a_trans^)? (`b_trans` $b_trans^)?"
+        " (`scale` $scale^)? (`relu` $relu^)? (`trans_mode` $trans_mode^)? attr-dict"
         " `:` type($a) `,` type($b) (`,` type($bias)^)? `->` type($result)"
     )
 
@@ -47,12 +65,18 @@ class MatmulOp(TileOp):
         bias: SSAValue | Operation | None = None,
         a_trans: bool = False,
         b_trans: bool = False,
+        scale: float | None = None,
+        relu: bool = False,
+        trans_mode: str | None = None,
     ):
         super().__init__(
             operands=[a, b, [bias] if bias is not None else []],
             properties={
                 "a_trans": UnitAttr() if a_trans else None,
                 "b_trans": UnitAttr() if b_trans else None,
+                "scale": FloatAttr(scale, f64) if scale is not None else None,
+                "relu": UnitAttr() if relu else None,
+                "trans_mode": StringAttr(trans_mode) if trans_mode is not None else None,
             },
             result_types=[result_type],
         )
@@ -84,7 +108,28 @@ class MatmulOp(TileOp):
             element_type(_elem(self.a.type)).short,
             element_type(_elem(self.result.type)).short,
             bias,
+            scaled=self.scale is not None,
         )
+        if (
+            self.scale is not None
+            and not math.isfinite(self.scale.value.data)
+            or (self.scale is not None and self.scale.value.data == 0.0)
+        ):
+            raise VerifyException(
+                f"'pto.matmul' scale must be finite and non-zero, got {self.scale.value.data} "
+                "(PyPTO reads 0.0 as no scale: drop it)"
+            )
+        if self.trans_mode is not None:
+            if self.trans_mode.data not in TRANS_MODES:
+                raise VerifyException(
+                    f"'pto.matmul' trans_mode {self.trans_mode.data!r} is not one of "
+                    f"{list(TRANS_MODES)}"
+                )
+            if element_type(_elem(self.a.type)).short != "f32":
+                raise VerifyException(
+                    "'pto.matmul' trans_mode (TF32 rounding) needs f32 inputs, got "
+                    f"{element_type(_elem(self.a.type)).short}"
+                )
         _expect_result(self, r, expected, exact=False)
         if self.bias is not None:
             _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)

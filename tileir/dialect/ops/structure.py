@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -311,6 +312,10 @@ class _LoopBase(IRDLOperation):
     loop_name = opt_prop_def(StringAttr, prop_name="name")
     idx_name = opt_prop_def(StringAttr)
     unroll_list = opt_prop_def(DenseArrayBase.constr(i64))
+    parallel = opt_prop_def(UnitAttr)
+    """`parallel=True`: the iterations do not depend on each other, so PyPTO may run
+    them in parallel (with the runtime option `device_sched_parallelism`); a scheduling
+    hint, no change to what the loop computes."""
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
 
@@ -354,6 +359,8 @@ class _LoopBase(IRDLOperation):
             printer.print_string(" unroll [")
             printer.print_list(self.factors, lambda f: printer.print_string(str(f)))
             printer.print_string("]")
+        if self.parallel is not None:
+            printer.print_string(" parallel")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
@@ -389,12 +396,15 @@ class _LoopBase(IRDLOperation):
                     pos,
                     parser.pos,
                 )
+        parallel = parser.parse_optional_keyword("parallel") is not None
         attrs = parser.parse_optional_attr_dict_with_keyword()
         typed = [a.resolve(index) for a in args]
         body = parser.parse_region(typed)
         if not body.block.ops or not isinstance(body.block.last_op, YieldOp):
             body.block.add_op(YieldOp())
-        op = cls(lb, ub, step, body, name=name, idx_name=idx_name, unroll_list=factors)
+        op = cls(
+            lb, ub, step, body, name=name, idx_name=idx_name, unroll_list=factors, parallel=parallel
+        )
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
@@ -409,6 +419,7 @@ class _LoopBase(IRDLOperation):
         name: str | None = None,
         idx_name: str | None = None,
         unroll_list: Sequence[int] | None = None,
+        parallel: bool = False,
     ):
         if body is None:
             body = Block(arg_types=[IndexType()] * self.N_BLOCK_ARGS)
@@ -420,6 +431,7 @@ class _LoopBase(IRDLOperation):
                 "name": StringAttr(name) if name is not None else None,
                 "idx_name": StringAttr(idx_name) if idx_name is not None else None,
                 "unroll_list": _i64_array(unroll_list) if unroll_list else None,
+                "parallel": UnitAttr() if parallel else None,
             },
             regions=[body],
         )
@@ -427,7 +439,7 @@ class _LoopBase(IRDLOperation):
 
 @irdl_op_definition
 class LoopOp(_LoopBase):
-    """`for i in pypto.loop(start, stop, step, name=, idx_name=, unroll_list=)`.
+    """`for i in pypto.loop(start, stop, step, name=, idx_name=, unroll_list=, parallel=)`.
 
     `unroll_list` (normalised: strictly descending, ending in 1) asks PyPTO to compile
     one graph per factor; the `loop-unroll` pass makes that form explicit.

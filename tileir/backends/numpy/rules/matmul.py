@@ -24,6 +24,11 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
     a, b, r = c.slot(op.a), c.slot(op.b), c.slot(op.result)
     bias = c.slot(op.bias) if op.bias is not None else -1
     result_rank = _rank(op.result)
+    fixpipe = {
+        "scale": op.scale.value.data if op.scale is not None else None,
+        "relu": op.relu is not None,
+        "trans_mode": op.trans_mode.data if op.trans_mode is not None else None,
+    }
 
     def run(env: Env) -> None:
         xa, va = env[a]
@@ -50,6 +55,7 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
             a_trans=a_trans,
             b_trans=b_trans,
             bias=env[bias][0] if bias >= 0 else None,
+            **fixpipe,
         )
         if out_valid is None:
             env[r] = (out, None)
