@@ -8,7 +8,6 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from frontends.kernels import SEED_KERNELS
 from frontends.pypto import load_source
-from tileir.dialect import pto
 from tileir.ir import make_context, parse_module
 from tileir.passes import parse_pipeline
 from tileir.passes.cse import RegionAwareCSE
@@ -83,9 +82,3 @@ def test_seed_kernels_unrolled_and_stitched_as_xdsl(seed):
     RegionAwareCSE().apply(ctx, ours)
     CommonSubexpressionElimination().apply(ctx, xdsls)
     assert str(ours) == str(xdsls)
-
-
-def test_cse_by_name_is_tileirs():
-    (p,) = parse_pipeline("cse")
-    assert isinstance(p, RegionAwareCSE)
-    assert pto.StageOp.name == "pto.stage"

@@ -61,11 +61,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return PyptoLegalizePass
 
-    def cse() -> type[ModulePass]:
-        from tileir.passes.cse import RegionAwareCSE
-
-        return RegionAwareCSE
-
     def default() -> type[ModulePass]:
         from tileir.passes.pipeline import DefaultPipelinePass
 
@@ -82,7 +77,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "set-unroll-list": set_unroll_list,
         "sink-invariants": sink_invariants,
         "pypto-legalize": pypto_legalize,
-        "cse": cse,
         "default": default,
     }
 

@@ -1,4 +1,5 @@
-"""`cse`: xDSL's common subexpression elimination, with region ops told apart by hash.
+"""The `cse` step of `default`: xDSL's common subexpression elimination, with region
+ops told apart by hash.
 
 xDSL's `cse` keys its table of known ops by name, attributes, properties, result types
 and operands, and compares ops whose keys hash alike with `is_structurally_equivalent`.
@@ -6,10 +7,13 @@ A region op that takes its inputs from above (`pto.stage`, `pto.stitch`) has no
 operands, so every stage with the same unit, label and result types hashes alike, and
 each one is compared, body and all, against every earlier one in scope: quadratic in the
 stages of a loop body (an unrolled body holds hundreds). This pass is xDSL's (same
-driver, same equality, same result); only the hash of an operand-less op with regions also covers
-its body, by what `is_structurally_equivalent` requires to be identical in two
-equivalent bodies: the names of the nested ops, in order, and the values they use from
-outside the op. Two ops that compare equal therefore still hash alike.
+driver, same equality, same result); only the hash of an operand-less op with regions
+also covers its body, by what `is_structurally_equivalent` requires to be identical in
+two equivalent bodies: the names of the nested ops, in order, and the values they use
+from outside the op. Two ops that compare equal therefore still hash alike.
+
+It is not registered as a pass of its own (`tileir-opt` refuses two passes named `cse`);
+`-p cse` is xDSL's.
 """
 
 from __future__ import annotations
