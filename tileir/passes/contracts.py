@@ -58,17 +58,19 @@ def _staged(module: Operation) -> bool:
 
 def _labelled(module: Operation) -> bool:
     from tileir.dialect.pto import StageOp
+    from tileir.passes.stages import walk_ops
 
     return _staged(module) and all(
-        op.label is not None for op in module.walk() if isinstance(op, StageOp)
+        op.label is not None for op in walk_ops(module) if isinstance(op, StageOp)
     )
 
 
 def _unrolled(module: Operation) -> bool:
     from tileir.dialect.pto import LoopOp, LoopUnrollOp
     from tileir.passes.loop_unroll import left_to_pypto
+    from tileir.passes.stages import walk_ops
 
-    for op in module.walk():
+    for op in walk_ops(module):
         if isinstance(op, LoopUnrollOp):
             return False
         if isinstance(op, LoopOp) and op.factors not in ([], [1]) and not left_to_pypto(op):
@@ -78,8 +80,9 @@ def _unrolled(module: Operation) -> bool:
 
 def _legal_for_pypto(module: Operation) -> bool:
     from tileir.dialect.pto import StageOp, StitchOp, TransferOp
+    from tileir.passes.stages import walk_ops
 
-    return not any(isinstance(op, StageOp | StitchOp | TransferOp) for op in module.walk())
+    return not any(isinstance(op, StageOp | StitchOp | TransferOp) for op in walk_ops(module))
 
 
 PROPERTIES: dict[str, Property] = {

@@ -49,12 +49,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.common_subexpression_elimination import (
-    CommonSubexpressionElimination,
-)
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from tileir.passes.contracts import check_establishes, check_requires, expand
+from tileir.passes.cse import RegionAwareCSE
 from tileir.passes.loop_unroll import DEFAULT_MAX_UNROLLED_OPS, LoopUnrollPass
 from tileir.passes.stitch import StitchPass
 
@@ -162,7 +160,7 @@ class DefaultPipelinePass(ModulePass):
                 ),
                 StitchPass(self.max_functions, self.interleave),
             ]
-        steps += [CanonicalizePass(), CommonSubexpressionElimination(), DeadCodeElimination()]
+        steps += [CanonicalizePass(), RegionAwareCSE(), DeadCodeElimination()]
         return steps
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -104,7 +104,9 @@ def walk_ops(root: Operation) -> Iterator[Operation]:
             children: list[Operation] = []
             for region in op.regions:
                 for block in region.blocks:
-                    children.extend(block.ops)
+                    # (a comprehension: `extend` would first count the ops, a
+                    # walk of its own in xDSL)
+                    children += [child for child in block.ops]
             children.reverse()
             stack.extend(children)
 

@@ -83,7 +83,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator, MemoryEffectKind, NoMemoryEffect, get_effects
 
@@ -108,6 +108,7 @@ from tileir.dialect.pto import (
     is_alias,
     memory_root,
 )
+from tileir.passes.stages import kernels
 
 DEFAULT_MAX_FUNCTIONS = 128
 """PyPTO's default `stitch_function_max_num`."""
@@ -534,7 +535,7 @@ def _dependencies(
 
     for n, op in enumerate(ops):
         deps = preds[n]
-        for inner in op.walk():
+        for inner in op.walk() if op.regions else (op,):
             for operand in inner.operands:
                 p = top_level(operand)
                 if p is not None and p != n:
@@ -790,6 +791,24 @@ def _kernel_max_functions(kernel: KernelOp) -> int | None:
     return None
 
 
+def _loops_inner_first(root: Operation) -> list[LoopOp | LoopUnrollOp]:
+    """The loops inside `root`, every loop after the loops nested in it (collected
+    up front, without visiting the ops of a body one by one as a rewrite walk would)."""
+    loops: list[LoopOp | LoopUnrollOp] = []
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.ops:
+                    if child.regions:
+                        visit(child)
+        if isinstance(op, LoopOp | LoopUnrollOp):
+            loops.append(op)
+
+    visit(root)
+    return loops
+
+
 @dataclass(frozen=True)
 class StitchPass(ModulePass):
     """Group consecutive unrolled iterations into `pto.stitch` graphs of at most
@@ -824,16 +843,14 @@ class StitchPass(ModulePass):
             from tileir.passes.loop_fusion import LoopFusionPass
 
             LoopFusionPass().apply(ctx, op)
-        for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
+        for kernel in list(kernels(op)):
             most = self.max_functions or _kernel_max_functions(kernel) or DEFAULT_MAX_FUNCTIONS
             # Inner loops first (regions first): an outer iteration then moves as a
             # whole, inner groups included; once over the IR (the groups it makes are
             # not loops to stitch again).
-            PatternRewriteWalker(
-                StitchLoopBody(most, self.interleave),
-                walk_regions_first=True,
-                apply_recursively=False,
-            ).rewrite_region(kernel.body)
+            pattern = StitchLoopBody(most, self.interleave)
+            for loop in _loops_inner_first(kernel):
+                pattern.match_and_rewrite(loop, PatternRewriter(loop))
             _set_runtime_option(kernel, most)
         if self.report:
             print(stitch_report(op, self.parallelism).summary(), file=sys.stderr)

@@ -193,7 +193,7 @@ def _transfer(value: SSAValue, src: str, dst: str) -> pto.TransferOp:
 def split_block(block: Block, branching: list[Operation] | None = None) -> None:
     """Partition one block (and, recursively, the blocks of its loops and ifs). Region
     ops with results (`scf.if`) are appended to `branching`, inner ones first."""
-    for op in list(block.ops):
+    for op in [o for o in block.ops]:  # (`list()` would count them first)
         if op.regions and not isinstance(op, pto.StageOp):
             for region in op.regions:
                 for inner in region.blocks:
@@ -253,7 +253,7 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
         unit = stage.unit.data
         block = stage.body.block
         made: dict[int, SSAValue] = {}
-        ops = list(block.ops)
+        ops = [o for o in block.ops]
         if any(op.regions for op in ops):
             ops = list(walk_ops(stage))[1:]
         for op in ops:

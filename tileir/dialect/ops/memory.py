@@ -172,8 +172,12 @@ class ViewOp(IRDLOperation):
         return values or None
 
     def verify_(self) -> None:
-        _check_index_list(self, "offsets", self.static_offsets, self.offsets)
-        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        # Each named operand group and static array is read once: xDSL decodes the
+        # segment sizes (and a dense array) again on every access.
+        offsets, valid_shape, sizes = self.offsets, self.valid_shape, self.sizes
+        static_offsets, static_valid = self.static_offsets, self.static_valid_shape
+        _check_index_list(self, "offsets", static_offsets, offsets)
+        _check_index_list(self, "valid_shape", static_valid, valid_shape)
         src, res = self.source.type, self.result.type
         _check_element_type(self, res, "result")
         if _elem(src) != _elem(res):
@@ -181,22 +185,22 @@ class ViewOp(IRDLOperation):
                 f"'pto.view' changes the element type from {_elem(src)} to {_elem(res)}; "
                 "use pto.cast"
             )
-        shape = _shape(res)
+        shape, src_shape = _shape(res), _shape(src)
         verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in shape], "result")
-        if len(shape) != len(_shape(src)):
+        if len(shape) != len(src_shape):
             raise VerifyException(
-                f"'pto.view' result rank {len(shape)} differs from source rank {len(_shape(src))}"
+                f"'pto.view' result rank {len(shape)} differs from source rank {len(src_shape)}"
             )
-        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
+        if len(sizes) != shape.count(DYNAMIC_INDEX):
             raise VerifyException(
                 f"'pto.view' result has {shape.count(DYNAMIC_INDEX)} dynamic dims but "
-                f"{len(self.sizes)} sizes"
+                f"{len(sizes)} sizes"
             )
         _check_window(
             self,
-            _shape(src),
-            self.mixed_offsets,
-            self.mixed_valid_shape,
+            src_shape,
+            mixed_values(static_offsets, offsets),
+            mixed_values(static_valid, valid_shape) or None,
             shape,
             "source",
         )

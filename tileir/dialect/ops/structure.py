@@ -635,11 +635,15 @@ def _verify_no_unit_crossing(stage: StageOp) -> None:
     """A tile computed on the other unit must enter a stage through `pto.transfer`: the
     Vector and Cube cores share no registers, only buffers."""
     unit = stage.unit.data.value
+    # Values made inside the stage before their use (all of them in SSA form) are
+    # known without walking up from their owner; any other goes the long way.
+    made_inside: set[SSAValue] = set()
     for op in stage.body.walk():
+        made_inside.update(op.results)
         if isinstance(op, TransferOp):
             continue
         for operand in op.operands:
-            if not isinstance(operand.type, TensorType):
+            if operand in made_inside or not isinstance(operand.type, TensorType):
                 continue
             owner = operand.owner
             owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
