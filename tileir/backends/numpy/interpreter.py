@@ -58,7 +58,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tileir.backends.numpy import arith_semantics as A
-from tileir.backends.numpy import semantics
+from tileir.backends.numpy import fastpaths, semantics
 from tileir.diagnostics import TileirError, describe_runtime_error, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
@@ -363,11 +363,11 @@ _INT_BINARY: tuple[type[Operation], ...] = (
 def _int_binary(c: _Compiler, op: Operation) -> Step:
     _scalar_operands(op, "index and integer", _is_index_like)
     name, width = op.name.removeprefix("arith."), _width(op.results[0].type)
-    flags = _flags(op, "overflowFlags")
+    fn = fastpaths.int_binary(name, width, _flags(op, "overflowFlags"))
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = A.int_binary_elementwise(name, width, env[a], env[b], flags)
+        env[r] = fn(env[a], env[b])
 
     return run
 
