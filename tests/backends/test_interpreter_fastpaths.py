@@ -179,6 +179,9 @@ def test_matmul_fast_path(dtype, out, a_trans, b_trans):
     expected = semantics.matmul(a_in, b_in, out, a_trans, b_trans)
     for _ in range(2):  # the second call uses the cached float64 copies
         same_bits(fastpaths.matmul(a_in, b_in, out, a_trans, b_trans).ravel(), expected.ravel())
+    for keep in [(False, True), (True, False), (False, False)]:
+        got = fastpaths.matmul(a_in, b_in, out, a_trans, b_trans, keep=keep)
+        same_bits(got.ravel(), expected.ravel())
 
 
 def test_matmul_fast_path_defers_to_the_semantics():

@@ -297,9 +297,11 @@ _WIDE: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
 _CACHE_MIN_SIZE = 1 << 16
 
 
-def _widened(x: np.ndarray) -> np.ndarray:
+def _widened(x: np.ndarray, keep: bool = True) -> np.ndarray:
     """x as float64, remembered while the tile `x` lives (a tile is written in place
-    only as a `spare` buffer, which `_forget`s its copy first)."""
+    only as a `spare` buffer, which `_forget`s its copy first) unless not `keep`."""
+    if not keep:
+        return x.astype(F64)
     key = id(x)
     hit = _WIDE.get(key)
     if hit is not None and hit[0]() is x:
@@ -317,8 +319,11 @@ def matmul(
     a_trans: bool = False,
     b_trans: bool = False,
     bias: np.ndarray | None = None,
+    keep: tuple[bool, bool] = (True, True),
 ) -> np.ndarray:
-    """`semantics.matmul`, widening each large operand tile to float64 only once."""
+    """`semantics.matmul`, widening each large operand tile to float64 only once. `keep`
+    says whether `a` / `b` may be multiplied again (a loop-invariant tile): only then is
+    its float64 copy worth remembering."""
     out = np.dtype(out_dtype)
     if (
         bias is None
@@ -328,7 +333,7 @@ def matmul(
         and out in (F32, a.dtype)
         and a.shape[0 if a_trans else 1] == b.shape[1 if b_trans else 0]
     ):
-        am, bm = _widened(a), _widened(b)
+        am, bm = _widened(a, keep[0]), _widened(b, keep[1])
         acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
         return acc if out == F32 else acc.astype(out)
     return semantics.matmul(a, b, out, a_trans, b_trans, bias)

@@ -10,6 +10,7 @@ from tileir.backends.numpy.interpreter import (
     Env,
     Step,
     _Compiler,
+    _defined_inside,
     _normalize_valid,
     _rank,
     numpy_dtype,
@@ -24,6 +25,12 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
     a, b, r = c.slot(op.a), c.slot(op.b), c.slot(op.result)
     bias = c.slot(op.bias) if op.bias is not None else -1
     result_rank = _rank(op.result)
+    # An operand computed inside the innermost loop around the matmul is a new tile on
+    # every iteration: its float64 copy is not worth remembering.
+    loop = op.parent_op()
+    while loop is not None and not isinstance(loop, pto.LoopOp | pto.LoopUnrollOp):
+        loop = loop.parent_op()
+    keep = tuple(loop is not None and not _defined_inside(v, loop) for v in (op.a, op.b))
 
     def run(env: Env) -> None:
         xa, va = env[a]
@@ -50,6 +57,7 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
             a_trans=a_trans,
             b_trans=b_trans,
             bias=env[bias][0] if bias >= 0 else None,
+            keep=keep,
         )
         if out_valid is None:
             env[r] = (out, None)
