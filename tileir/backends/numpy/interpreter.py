@@ -1267,7 +1267,7 @@ def run(
 
 
 def random_inputs(
-    module: ModuleOp | pto.KernelOp,
+    module: ModuleOp | pto.KernelOp | Plan,
     kernel: str | None = None,
     seed: int = 0,
     dims: Mapping[str, int] | None = None,
@@ -1277,8 +1277,9 @@ def random_inputs(
     Floats are standard normal (rounded to the dtype); integers are in [0, 4), so that
     they are in range as indices of gather / index_select on any dim of size >= 4; bools
     are fair coins. Dynamic dims take their size from `dims` (by symbol name), else 16.
+    `module` may be the kernel's plan (then it is not lowered again).
     """
-    plan = compile_kernel(module, kernel)
+    plan = module if isinstance(module, Plan) else compile_kernel(module, kernel)
     rng = np.random.default_rng(seed)
     k = plan.kernel
     out: dict[str, np.ndarray] = {}
