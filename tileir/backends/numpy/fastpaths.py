@@ -312,6 +312,9 @@ def _widened(x: np.ndarray, keep: bool = True) -> np.ndarray:
     return wide
 
 
+_MATMUL_DTYPES = frozenset({BF16, F16, F32})
+
+
 def matmul(
     a: np.ndarray,
     b: np.ndarray,
@@ -329,13 +332,13 @@ def matmul(
         bias is None
         and a.ndim == b.ndim == 2
         and a.dtype == b.dtype
-        and a.dtype in (BF16, F16, F32)
-        and out in (F32, a.dtype)
+        and a.dtype in _MATMUL_DTYPES
+        and (out is F32 or out == a.dtype)
         and a.shape[0 if a_trans else 1] == b.shape[1 if b_trans else 0]
     ):
         am, bm = _widened(a, keep[0]), _widened(b, keep[1])
         acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
-        return acc if out == F32 else acc.astype(out)
+        return acc if out is F32 else acc.astype(out)
     return semantics.matmul(a, b, out, a_trans, b_trans, bias)
 
 
@@ -397,9 +400,9 @@ def unary(name: str) -> Callable[..., np.ndarray]:
         return lambda x, spare=None: slow(x)
 
     def fn(x: np.ndarray, spare: np.ndarray | None = None) -> np.ndarray:
-        if x.dtype == F32:
+        if x.dtype is F32:
             wide = fn64(x.astype(F64))
-            if spare is not None and spare.dtype == F32 and spare.shape == wide.shape:
+            if spare is not None and spare.dtype is F32 and spare.shape == wide.shape:
                 _forget(spare)
                 np.copyto(spare, wide, casting="unsafe")  # the rounding `astype` does
                 return spare
@@ -421,7 +424,7 @@ def reduction(name: str) -> Callable[[np.ndarray, int, bool], np.ndarray]:
     exact = name != "sum"
 
     def fn(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
-        if x.dtype == F32 and x.size and -x.ndim <= dim < x.ndim:
+        if x.dtype is F32 and x.size and -x.ndim <= dim < x.ndim:
             if exact:
                 out = np.asarray(fn64(x, axis=dim, keepdims=keepdim))
                 # No zero and no NaN: the smallest magnitude is > 0 (a NaN propagates

@@ -69,9 +69,18 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
                     window = arr[region]
                     env[r] = (window if share else window.copy(), None)
                 else:
-                    env[r] = (fastpaths.read_window(arr, offsets.constant, fixed_shape), None)
+                    window = fastpaths.read_window(arr, offsets.constant, fixed_shape, None, share)
+                    env[r] = (window, None)
 
             return read_fixed
+        if shape_of.static and not valid_of.present:
+            fixed_shape = shape_of.constant
+
+            def read_at(env: Env) -> None:  # a fully valid window at computed offsets
+                window = fastpaths.read_window(env[src], offsets(env), fixed_shape, None, share)
+                env[r] = (window, None)
+
+            return read_at
 
         def read(env: Env) -> None:
             shape = shape_of(env)
