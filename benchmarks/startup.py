@@ -7,8 +7,12 @@ The kernel is a 13-row RoPE: the seed kernel `frontends/kernels/rope_half_split.
 once as the `.mlir` text tileir's frontend makes of it. Every row is a whole process
 (`python -m tileir.tools.run FILE --random-inputs --output-dir DIR`), best and median of
 `--repeat` runs, wall time and CPU time (user + system; on a shared machine the CPU time
-moves less). The floors: a bare interpreter, `import numpy`, and numpy + ml_dtypes + the
-xDSL modules a `.mlir` run imports (measured, not listed by hand). The last row is the
+moves less). The rows run interleaved (one of each per round), so that a busy machine
+slows them alike. The floors: a bare interpreter, `import numpy`, numpy + ml_dtypes, then
+xDSL's core (`xdsl.ir`, `xdsl.irdl`, the builtin dialect), then all the xDSL modules a
+`.mlir` run imports (measured, not listed by hand), then tileir's own modules on top.
+A probe then times the `@irdl_op_definition`s of those imports and the assembly-format
+parsing xDSL does inside each (CPU, best run). The last row is the
 real pypto's CPU interpreter on the same `.py` kernel (`harness.run_kernel`: one process
 importing torch and pypto, building nothing: the calculator library is cached).
 
@@ -61,13 +65,89 @@ def _timed(fn: Callable[[], object], repeat: int) -> tuple[list[float], list[flo
     """Wall and CPU (children's user + system) seconds of each call."""
     walls, cpus = [], []
     for _ in range(repeat):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t0)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+        wall, cpu = _once(fn)
+        walls.append(wall)
+        cpus.append(cpu)
     return walls, cpus
+
+
+def _once(fn: Callable[[], object]) -> tuple[float, float]:
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    fn()
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+
+
+def _interleaved(
+    fns: Sequence[Callable[[], object]], repeat: int
+) -> list[tuple[list[float], list[float]]]:
+    """`_timed` of each function, the runs interleaved (one of each per round), so that
+    a busy machine slows every row alike."""
+    times: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
+    for _ in range(repeat):
+        for fn, (walls, cpus) in zip(fns, times):
+            wall, cpu = _once(fn)
+            walls.append(wall)
+            cpus.append(cpu)
+    return times
+
+
+OP_DEFINITIONS = """
+import time
+import xdsl.irdl, xdsl.irdl.operations as ops
+from xdsl.irdl import declarative_assembly_format as daf
+
+spent = {"defs": 0.0, "formats": 0.0, "ops": 0}
+clock = time.process_time
+define, parse_format = ops.irdl_op_definition, daf.FormatProgram.from_str
+
+
+def timed_definition(cls):
+    t = clock()
+    try:
+        return define(cls)
+    finally:
+        spent["defs"] += clock() - t
+        spent["ops"] += 1
+
+
+def timed_format(*args, **kwargs):
+    t = clock()
+    try:
+        return parse_format(*args, **kwargs)
+    finally:
+        spent["formats"] += clock() - t
+
+
+ops.irdl_op_definition = xdsl.irdl.irdl_op_definition = timed_definition
+daf.FormatProgram.from_str = staticmethod(timed_format)
+import tileir.ir, tileir.backends.numpy, tileir.bindings
+print(spent["ops"], spent["defs"], spent["formats"])
+"""
+"""A probe: the CPU time of the `@irdl_op_definition`s run while a `.mlir` run imports its
+dialects (those defined once `xdsl.irdl` is in, i.e. all but builtin's few), and of the
+assembly-format parsing inside them (xDSL parses each op's `assembly_format` when the
+class is defined)."""
+
+
+def _op_definitions(env: dict[str, str], repeat: int) -> tuple[int, float, float]:
+    best: tuple[int, float, float] | None = None
+    for _ in range(repeat):
+        done = subprocess.run(
+            [sys.executable, "-c", OP_DEFINITIONS],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        n, defs, formats = done.stdout.split()
+        run = (int(n), float(defs), float(formats))
+        if best is None or run[1] < best[1]:
+            best = run
+    assert best is not None
+    return best
 
 
 def _process(cmd: Sequence[str], env: dict[str, str]) -> Callable[[], object]:
@@ -106,6 +186,9 @@ def _xdsl_modules(mlir: Path, out: Path, env: dict[str, str]) -> list[str]:
     )
     return done.stdout.split()
 
+
+_CORE = "import numpy, ml_dtypes, xdsl.ir, xdsl.irdl, xdsl.dialects.builtin"
+_TILEIR = "import tileir.ir, tileir.backends.numpy, tileir.bindings"
 
 GROUPS = ("tileir.dialect", "tileir.backends", "tileir", "frontends", "xdsl", "numpy", "ml_dtypes")
 
@@ -171,21 +254,33 @@ def main(argv: list[str] | None = None) -> int:
         floor = "import numpy, ml_dtypes; " + "; ".join(
             f"import {m}" for m in _xdsl_modules(mlir, out, env)
         )
+        py_c = [sys.executable, "-c"]
         rows: list[tuple[str, Sequence[str], dict[str, str]]] = [
-            ("python -c pass", [sys.executable, "-c", "pass"], env),
-            ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], env),
-            ("floor: numpy + ml_dtypes + xDSL modules used", [sys.executable, "-c", floor], env),
+            ("python -c pass", [*py_c, "pass"], env),
+            ("python -c 'import numpy'", [*py_c, "import numpy"], env),
+            ("import numpy, ml_dtypes", [*py_c, "import numpy, ml_dtypes"], env),
+            ("  + xDSL core (xdsl.ir, xdsl.irdl, builtin)", [*py_c, _CORE], env),
+            ("floor: numpy + ml_dtypes + xDSL modules used", [*py_c, floor], env),
+            ("  + tileir's dialect, bindings, back end", [*py_c, f"{floor}; {_TILEIR}"], env),
             (f"tileir-run {mlir.name}", run_mlir, env),
             (f"tileir-run {py.name}", run_py, env),
             (f"tileir-run {mlir.name}, no bytecode cache", run_mlir, bare),
         ]
-        print(f"13-row RoPE ({SEED.name} with SEQ = {ROWS}); seconds, {ns.repeat} runs each")
+        print(
+            f"13-row RoPE ({SEED.name} with SEQ = {ROWS}); seconds, {ns.repeat} runs each, "
+            "interleaved"
+        )
         print(f"{'':<44} {'wall':>7} {'median':>7} {'cpu':>7} {'median':>7}")
         best: dict[str, float] = {}
-        for label, cmd, e in rows:
-            walls, cpus = _timed(_process(cmd, e), ns.repeat)
+        timings = _interleaved([_process(cmd, e) for _, cmd, e in rows], ns.repeat)
+        for (label, _, _), (walls, cpus) in zip(rows, timings):
             best[label] = min(walls)
             _row(label, walls, cpus)
+        n_ops, defs, formats = _op_definitions(env, ns.repeat)
+        print(
+            f"of which {n_ops} @irdl_op_definition (xDSL's dialects and tileir's): "
+            f"{defs:.3f} s cpu, {formats:.3f} s of it parsing assembly formats (best run)"
+        )
         call = None if ns.no_pypto else _pypto_call(py, mlir)
         if call is not None:
             walls, cpus = _timed(call, ns.pypto_repeat)

@@ -673,6 +673,9 @@ def test_random_inputs_have_declared_dtypes_and_seeded_values():
     b = random_inputs(module, seed=3, dims={"S": 7})
     assert list(a) == ["x"] and a["x"].shape == (7, 16) and a["x"].dtype == F32
     np.testing.assert_array_equal(a["x"], b["x"])
+    # the kernel's plan gives the same arrays (the CLI passes the plan it has)
+    c = random_inputs(compile_kernel(module), seed=3, dims={"S": 7})
+    assert c["x"].tobytes() == a["x"].tobytes()
     ints = random_inputs(parse_module(index_select_bf16_program()), seed=0)
     assert ints["i_in"].dtype == np.int32
     assert ints["i_in"].min() >= 0 and ints["i_in"].max() < 4

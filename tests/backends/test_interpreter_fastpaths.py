@@ -95,6 +95,43 @@ def test_f32_to_f16_rne(mode):
         same_bits(got[finite], x.astype(F64).astype(F16)[finite])
 
 
+@pytest.mark.parametrize(
+    "src, dst, mode, sat",
+    [
+        (BF16, F32, "none", False),
+        (F16, F32, "rint", False),
+        (np.dtype(ml_dtypes.float8_e4m3fn), F32, "none", False),
+        (F32, BF16, "rint", False),
+        (F32, BF16, "none", False),
+        (F32, F16, "rint", False),
+        (F32, F16, "rint", True),
+        (F32, BF16, "floor", False),
+        (BF16, F16, "none", False),
+    ],
+)
+def test_caster_has_the_bits_of_the_semantics(src, dst, mode, sat):
+    """The cast with its route chosen once, for a known source dtype: every 16-bit pattern
+    (as bf16 / f16 sources, or the float32 rounding classes), NaN payloads included."""
+    if src == F32:
+        x = np.concatenate([f32_rounding_classes(), f16_rounding_classes()])
+    else:
+        n = 1 << (8 * src.itemsize)
+        x = np.arange(n, dtype=np.dtype(f"u{src.itemsize}")).view(src)
+    with np.errstate(all="ignore"):
+        got = fastpaths.caster(src, dst, mode, sat)(x)
+        same_bits(got, semantics.cast(x, dst, mode, sat))
+        # an operand of another dtype than declared still gets the semantics' answer
+        other = x.astype(F64)
+        same_bits(
+            fastpaths.caster(src, dst, mode, sat)(other), semantics.cast(other, dst, mode, sat)
+        )
+    # without NaN (no patching), the same bits as the conversion through float64 / RNE
+    if dst == F32:
+        with np.errstate(all="ignore"):
+            finite = x[~np.isnan(x)]
+            same_bits(fastpaths.caster(src, dst, mode, sat)(finite), finite.astype(F64).astype(F32))
+
+
 def test_other_casts_use_the_semantics():
     x = f16_rounding_classes()
     for dst, mode, sat in [(F16, "odd", False), (F16, "rint", True), (BF16, "floor", False)]:
@@ -142,6 +179,9 @@ def test_matmul_fast_path(dtype, out, a_trans, b_trans):
     expected = semantics.matmul(a_in, b_in, out, a_trans, b_trans)
     for _ in range(2):  # the second call uses the cached float64 copies
         same_bits(fastpaths.matmul(a_in, b_in, out, a_trans, b_trans).ravel(), expected.ravel())
+    for keep in [(False, True), (True, False), (False, False)]:
+        got = fastpaths.matmul(a_in, b_in, out, a_trans, b_trans, keep=keep)
+        same_bits(got.ravel(), expected.ravel())
 
 
 def test_matmul_fast_path_defers_to_the_semantics():
@@ -242,3 +282,63 @@ def test_read_window_can_share_a_read_only_source():
     # a tail window still needs its zero fill: a fresh array
     tail = fastpaths.read_window(src, (5, 0), (2, 8), (1, 8), share=True)
     assert not np.shares_memory(tail, src)
+
+
+I64_EDGES = [
+    0,
+    1,
+    -1,
+    2,
+    3,
+    7,
+    -8,
+    1 << 31,
+    -(1 << 31),
+    (1 << 62) + 5,
+    -(1 << 62),
+    (1 << 63) - 1,
+    -(1 << 63),
+    (1 << 63) - 2,
+    1 << 32,
+    123456789,
+]
+
+
+def wrap64(v: int) -> int:
+    """Independent reference: two's-complement wrap to 64 bits."""
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+@pytest.mark.parametrize("name", ["addi", "subi", "muli", "maxsi", "minsi", "divsi", "andi"])
+def test_int_binary_fast_path(name):
+    from tileir.backends.numpy import arith_semantics
+
+    fast = fastpaths.int_binary(name, 64)
+    exact = {
+        "addi": lambda a, b: a + b,
+        "subi": lambda a, b: a - b,
+        "muli": lambda a, b: a * b,
+        "maxsi": max,
+        "minsi": min,
+    }.get(name)
+    for a in I64_EDGES:
+        for b in I64_EDGES:
+            if name == "divsi" and (b == 0 or (a == -(1 << 63) and b == -1)):
+                continue
+            got = fast(a, b)
+            assert type(got) is int
+            assert got == arith_semantics.int_binary(name, 64, a, b)
+            if exact is not None:
+                assert got == wrap64(exact(a, b)), (name, a, b)
+    # operands outside the 64-bit range are read by their low bits, as the spec does
+    assert fast(1 << 64, 3) == arith_semantics.int_binary(name, 64, 1 << 64, 3)
+    # bools (i1 values), other widths, flags and arrays go to the spec
+    arr = np.array([1, -(1 << 63), (1 << 63) - 1], np.int64)
+    np.testing.assert_array_equal(
+        fast(arr, 3), arith_semantics.int_binary_elementwise(name, 64, arr, 3)
+    )
+    assert fastpaths.int_binary("addi", 32)((1 << 31) - 1, 1) == -(1 << 31)
+    with pytest.raises(arith_semantics.Poison):
+        fastpaths.int_binary("addi", 64, frozenset({"nsw"}))((1 << 63) - 1, 1)
+    with pytest.raises(arith_semantics.Poison):
+        fastpaths.int_binary("addi", 64, frozenset({"nuw"}))(-1, 1)

@@ -10,6 +10,8 @@ back end calls them directly and falls back to `semantics` for everything else:
 - f32 -> bf16 / f16 with round-to-nearest-even and no saturation (what `CAST_NONE` and
   `CAST_RINT` mean there): `ml_dtypes` and numpy round to nearest even, overflow to
   infinity and round subnormals the IEEE way, as `semantics.round_to_dtype` does;
+- `index` / `i64` `addi subi muli maxsi minsi` on Python ints that do not wrap: the
+  Python operation (`arith_semantics` reads, wraps and canonicalises every operand);
 - float32 `+ - * /`, `maximum`, `minimum` and comparisons on float32 operands: the ufunc
   on the arrays themselves (a float32 scalar is the RNE rounding of the double);
 - `view` of a window that is fully valid and inside its source: a plain copy, or no copy
@@ -37,15 +39,16 @@ semantics function over every 16-bit pattern and over edge-case sets of float32.
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from tileir.backends.numpy import semantics
+from tileir.backends.numpy import arith_semantics, semantics
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -74,6 +77,38 @@ def cast(x: np.ndarray, dtype: np.dtype, mode: str = "none", satmode: bool = Fal
     return semantics.cast(x, dst, mode, satmode)
 
 
+def caster(
+    src: np.dtype, dst: np.dtype, mode: str = "none", satmode: bool = False
+) -> Callable[[np.ndarray], np.ndarray]:
+    """`cast(x, dst, mode, satmode)` for arrays of dtype `src`, with the route chosen
+    once (the interpreter knows both dtypes when it lowers a `pto.cast`)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    route = _cast_route(src, dst, mode, satmode)
+    if route == "widen":
+
+        def widen(x: np.ndarray) -> np.ndarray:
+            if x.dtype != src:
+                return cast(x, dst, mode, satmode)
+            out = x.astype(F32)
+            if out.size and _isnan(_max(out, None)):
+                return _patch_nan(out, out, x, dst, mode, satmode)
+            return out
+
+        return widen
+    if route == "narrow":
+
+        def narrow(x: np.ndarray) -> np.ndarray:
+            if x.dtype != src:
+                return cast(x, dst, mode, satmode)
+            out = x.astype(dst)
+            if x.size and _isnan(_max(x, None)):
+                return _patch_nan(out, x, x, dst, mode, satmode)
+            return out
+
+        return narrow
+    return lambda x: semantics.cast(x, dst, mode, satmode)
+
+
 @functools.cache
 def _cast_route(src: np.dtype, dst: np.dtype, mode: str, satmode: bool) -> str:
     """Which conversion is numpy's own: an exact widening to float32, a float32 ->
@@ -90,12 +125,16 @@ def _cast_route(src: np.dtype, dst: np.dtype, mode: str, satmode: bool) -> str:
     return "semantics"
 
 
+_max, _min, _abs, _isnan = np.maximum.reduce, np.minimum.reduce, np.abs, np.isnan
+"""The ufuncs themselves: `arr.max()` / `arr.min()` add a Python wrapper per call."""
+
+
 def _patch_nan(
     out: np.ndarray, probe: np.ndarray, x: np.ndarray, dst: np.dtype, mode: str, satmode: bool
 ) -> np.ndarray:
     """Give NaN lanes (found in the float32 array `probe`) the semantics' bits. `max`
     propagates NaN, so one read-only pass tells whether there is any."""
-    if probe.size and np.isnan(probe.max()):
+    if probe.size and _isnan(_max(probe, None)):
         nan = np.isnan(probe)
         out[nan] = semantics.cast(x[nan], dst, mode, satmode)
     return out
@@ -132,23 +171,25 @@ def binary(name: str) -> Callable[..., np.ndarray]:
     into = name in _ARITHMETIC
 
     def fn(x: Any, y: Any, spare: np.ndarray | None = None) -> np.ndarray:
-        if isinstance(x, np.ndarray) and x.dtype == F32:
-            if isinstance(y, np.ndarray):
-                if y.dtype == F32:
+        # `type(..) is ndarray` and `dtype is F32` (numpy's float32 dtype is one object):
+        # anything else, a subclass or a byte-swapped float32 too, takes the general route.
+        if type(x) is np.ndarray and x.dtype is F32:
+            if type(y) is np.ndarray:
+                if y.dtype is F32:
                     if into and spare is not None and _fits(spare, x.shape, y.shape):
                         _forget(spare)
                         return ufunc(x, y, out=spare)
-                    return _quiet(ufunc, x, y)
+                    return ufunc(x, y)
             elif _plain_f32_scalar(y):
                 if into and spare is not None:
                     _forget(spare)
                     return ufunc(x, np.float32(y), out=spare)
-                return _quiet(ufunc, x, np.float32(y))
-        elif isinstance(y, np.ndarray) and y.dtype == F32 and _plain_f32_scalar(x):
+                return ufunc(x, np.float32(y))
+        elif type(y) is np.ndarray and y.dtype is F32 and _plain_f32_scalar(x):
             if into and spare is not None:
                 _forget(spare)
                 return ufunc(np.float32(x), y, out=spare)
-            return _quiet(ufunc, np.float32(x), y)
+            return ufunc(np.float32(x), y)
         return slow(x, y)
 
     return fn
@@ -161,11 +202,12 @@ def _fits(out: np.ndarray, a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     if a == b:
         return True
     shape = out.shape
-    return (
-        len(a) == len(b) == len(shape)
-        and all(p in (1, o) for p, o in zip(a, shape))
-        and all(q in (1, o) for q, o in zip(b, shape))
-    )
+    if len(a) != len(shape) or len(b) != len(shape):
+        return False
+    for p, q, o in zip(a, b, shape):
+        if (p != o and p != 1) or (q != o and q != 1):
+            return False
+    return True
 
 
 def _refs(arr: np.ndarray) -> int:
@@ -210,23 +252,56 @@ def _forget(arr: np.ndarray) -> None:
         _WIDE.pop(id(arr), None)
 
 
-def _quiet(ufunc: Callable[..., np.ndarray], x: Any, y: Any) -> np.ndarray:
-    """The ufunc; floating-point warnings are the caller's business (the interpreter
-    runs with them off: IEEE overflow / invalid results are the meaning there)."""
-    return ufunc(x, y)
-
-
 def _plain_f32_scalar(v: Any) -> bool:
     return type(v) is float and abs(v) <= _F32_MAX
+
+
+_INT64_BINARY: dict[str, Callable[[int, int], int]] = {
+    "addi": operator.add,
+    "subi": operator.sub,
+    "muli": operator.mul,
+    "maxsi": max,
+    "minsi": min,
+}
+"""The `arith` ops whose result on in-range signed 64-bit values is the Python result
+whenever that is in range too (no wrap happened)."""
+_I64_MIN, _I64_END = -(1 << 63), 1 << 63
+
+
+def int_binary(
+    name: str, width: int, flags: frozenset[str] = frozenset()
+) -> Callable[[Any, Any], Any]:
+    """`arith_semantics.int_binary_elementwise(name, width, a, b, flags)`: on `index` /
+    `i64` Python ints without overflow flags, the plain Python operation when neither
+    the operands nor the result leave the signed 64-bit range (then there is nothing to
+    wrap); everything else (arrays, bools, wrapping, flags) goes to the spec."""
+
+    def slow(a: Any, b: Any) -> Any:
+        return arith_semantics.int_binary_elementwise(name, width, a, b, flags)
+
+    op = _INT64_BINARY.get(name)
+    if op is None or width != 64 or flags:
+        return slow
+
+    def fn(a: Any, b: Any) -> Any:
+        if type(a) is int and type(b) is int:
+            v = op(a, b)
+            if _I64_MIN <= v < _I64_END and _I64_MIN <= a < _I64_END and _I64_MIN <= b < _I64_END:
+                return v
+        return slow(a, b)
+
+    return fn
 
 
 _WIDE: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
 _CACHE_MIN_SIZE = 1 << 16
 
 
-def _widened(x: np.ndarray) -> np.ndarray:
+def _widened(x: np.ndarray, keep: bool = True) -> np.ndarray:
     """x as float64, remembered while the tile `x` lives (a tile is written in place
-    only as a `spare` buffer, which `_forget`s its copy first)."""
+    only as a `spare` buffer, which `_forget`s its copy first) unless not `keep`."""
+    if not keep:
+        return x.astype(F64)
     key = id(x)
     hit = _WIDE.get(key)
     if hit is not None and hit[0]() is x:
@@ -237,6 +312,9 @@ def _widened(x: np.ndarray) -> np.ndarray:
     return wide
 
 
+_MATMUL_DTYPES = frozenset({BF16, F16, F32})
+
+
 def matmul(
     a: np.ndarray,
     b: np.ndarray,
@@ -244,10 +322,13 @@ def matmul(
     a_trans: bool = False,
     b_trans: bool = False,
     bias: np.ndarray | None = None,
+    keep: tuple[bool, bool] = (True, True),
     **fixpipe: Any,
 ) -> np.ndarray:
-    """`semantics.matmul`, widening each large operand tile to float64 only once (the
-    fixpipe options `scale` / `relu` / `trans_mode`, when given, take the general path)."""
+    """`semantics.matmul`, widening each large operand tile to float64 only once. `keep`
+    says whether `a` / `b` may be multiplied again (a loop-invariant tile): only then is
+    its float64 copy worth remembering. The fixpipe options `scale` / `relu` /
+    `trans_mode`, when given, take the general path."""
     out = np.dtype(out_dtype)
     if (
         bias is None
@@ -256,14 +337,29 @@ def matmul(
         and fixpipe.get("trans_mode") is None
         and a.ndim == b.ndim == 2
         and a.dtype == b.dtype
-        and a.dtype in (BF16, F16, F32)
-        and out in (F32, a.dtype)
+        and a.dtype in _MATMUL_DTYPES
+        and (out is F32 or out == a.dtype)
         and a.shape[0 if a_trans else 1] == b.shape[1 if b_trans else 0]
     ):
-        am, bm = _widened(a), _widened(b)
+        am, bm = _widened(a, keep[0]), _widened(b, keep[1])
         acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
-        return acc if out == F32 else acc.astype(out)
+        return acc if out is F32 else acc.astype(out)
     return semantics.matmul(a, b, out, a_trans, b_trans, bias, **fixpipe)
+
+
+def window(
+    offsets: Sequence[int], shape: Sequence[int], within: Sequence[int]
+) -> tuple[slice, ...] | None:
+    """The region a window of `shape` at `offsets` covers in an array of shape `within`,
+    or None when the ranks differ or the window does not lie inside."""
+    if len(offsets) != len(within) or len(shape) != len(within):
+        return None
+    region = []
+    for o, n, size in zip(offsets, shape, within):
+        if o < 0 or o + n > size:
+            return None
+        region.append(slice(o, o + n))
+    return tuple(region)
 
 
 def read_window(
@@ -276,14 +372,11 @@ def read_window(
     """`semantics.read_window`; a fully valid window inside `src` is a plain copy (no
     zero fill needed), or with `share` (for memory nothing writes while the tile
     lives) the window itself."""
-    if (valid_shape is None or valid_shape == shape) and len(offsets) == src.ndim == len(shape):
-        region = []
-        for o, n, size in zip(offsets, shape, src.shape):
-            if o < 0 or o + n > size:
-                return semantics.read_window(src, offsets, shape, valid_shape)
-            region.append(slice(o, o + n))
-        window = src[tuple(region)]
-        return window if share else window.copy()
+    if valid_shape is None or valid_shape == shape:
+        region = window(offsets, shape, src.shape)
+        if region is not None:
+            w = src[region]
+            return w if share else w.copy()
     return semantics.read_window(src, offsets, shape, valid_shape)
 
 
@@ -295,14 +388,11 @@ def write_window(
 ) -> None:
     """`semantics.write_window`; a fully valid tile of the destination's dtype and rank
     inside it is a plain slice assignment."""
-    if valid_shape is None and tile.dtype == dst.dtype and tile.ndim == dst.ndim == len(offsets):
-        region = []
-        for o, n, size in zip(offsets, tile.shape, dst.shape):
-            if o < 0 or o + n > size:
-                return semantics.write_window(dst, tile, offsets, valid_shape)
-            region.append(slice(o, o + n))
-        dst[tuple(region)] = tile
-        return None
+    if valid_shape is None and tile.dtype == dst.dtype:
+        region = window(offsets, tile.shape, dst.shape)
+        if region is not None:
+            dst[region] = tile
+            return None
     return semantics.write_window(dst, tile, offsets, valid_shape)
 
 
@@ -315,9 +405,9 @@ def unary(name: str) -> Callable[..., np.ndarray]:
         return lambda x, spare=None: slow(x)
 
     def fn(x: np.ndarray, spare: np.ndarray | None = None) -> np.ndarray:
-        if x.dtype == F32:
+        if x.dtype is F32:
             wide = fn64(x.astype(F64))
-            if spare is not None and spare.dtype == F32 and spare.shape == wide.shape:
+            if spare is not None and spare.dtype is F32 and spare.shape == wide.shape:
                 _forget(spare)
                 np.copyto(spare, wide, casting="unsafe")  # the rounding `astype` does
                 return spare
@@ -339,10 +429,12 @@ def reduction(name: str) -> Callable[[np.ndarray, int, bool], np.ndarray]:
     exact = name != "sum"
 
     def fn(x: np.ndarray, dim: int, keepdim: bool = False) -> np.ndarray:
-        if x.dtype == F32 and x.size and -x.ndim <= dim < x.ndim:
+        if x.dtype is F32 and x.size and -x.ndim <= dim < x.ndim:
             if exact:
                 out = np.asarray(fn64(x, axis=dim, keepdims=keepdim))
-                if (out != 0).all() and not np.isnan(out).any():
+                # No zero and no NaN: the smallest magnitude is > 0 (a NaN propagates
+                # through `minimum` and compares false).
+                if _min(_abs(out), None) > 0:
                     return out
                 return slow(x, dim, keepdim)
             return np.asarray(fn64(x.astype(F64), axis=dim, keepdims=keepdim)).astype(F32)

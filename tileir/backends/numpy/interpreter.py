@@ -37,6 +37,7 @@ Independent loops run as whole-array numpy operations ("batched"): see `_LoopBat
 from __future__ import annotations
 
 import gc
+import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -58,7 +59,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tileir.backends.numpy import arith_semantics as A
-from tileir.backends.numpy import semantics
+from tileir.backends.numpy import fastpaths, semantics
 from tileir.diagnostics import TileirError, describe_runtime_error, error_at
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
@@ -126,11 +127,25 @@ class _IndexList:
         )
         self.static = all(s < 0 for s, _ in self.spec)
         self.constant = tuple(c for _, c in self.spec)
+        if not self.static:
+            # Each static entry gets a slot of its own holding its value, so that one
+            # `itemgetter` (a C call) reads the whole list.
+            slots = []
+            for s, c in self.spec:
+                if s < 0:
+                    s = compiler.new_slot()
+                    compiler.template[s] = c
+                slots.append(s)
+            if len(slots) == 1:
+                (only,) = slots
+                self._get: Callable[[Env], tuple[Any, ...]] = lambda env: (env[only],)
+            else:
+                self._get = operator.itemgetter(*slots)
 
     def __call__(self, env: Env) -> tuple[Any, ...]:
         if self.static:
             return self.constant
-        return tuple(env[s] if s >= 0 else c for s, c in self.spec)
+        return self._get(env)
 
 
 def _result_shape(compiler: _Compiler, t: Attribute, sizes: Sequence[SSAValue]) -> _IndexList:
@@ -229,37 +244,34 @@ class _Compiler:
                     dying.setdefault(last_use.get(v, op), []).append(v)
         return {op: tuple(vs) for op, vs in dying.items()}
 
-    def _free_dead_tiles(self, steps: list[tuple[Step, Operation]]) -> list[tuple[Step, Operation]]:
+    def _free_dead_tiles(
+        self, steps: list[tuple[Step, Operation]]
+    ) -> list[tuple[Step, Operation, tuple[int, ...]]]:
         """Drop each tile computed in `block` from the environment after its last use in
         the block, as Python frees a temporary: on large tiles this keeps the memory the
         run holds (and the fresh pages it touches) close to what hand-written numpy
         needs."""
         stepped = {op for _, op in steps}  # the others' values live in the template
-        out: list[tuple[Step, Operation]] = []
+        out: list[tuple[Step, Operation, tuple[int, ...]]] = []
         for step, op in steps:
             dead = tuple(self.slot(v) for v in self.dies_at.get(op, ()) if v.owner in stepped)
-            out.append((_then_free(step, dead) if dead else step, op))
+            out.append((step, op, dead))
         return out
 
 
-def _then_free(step: Step, dead: tuple[int, ...]) -> Step:
-    def run(env: Env) -> None:
-        step(env)
-        for s in dead:
-            env[s] = None
-
-    return run
-
-
-def _sequence(steps: Sequence[tuple[Step, Operation]]) -> Step:
-    fns = tuple(s for s, _ in steps)
-    op_of = {id(s): op for s, op in steps}
+def _sequence(steps: Sequence[tuple[Step, Operation, tuple[int, ...]]]) -> Step:
+    """Run the steps in order; after each, drop the slots of the tiles it used last
+    (the third item). A Python exception of a step is reported at its op."""
+    items = tuple((f, dead) for f, _, dead in steps)
+    op_of = {id(f): op for f, op, _ in steps}
 
     def run(env: Env) -> None:
         f = None
         try:
-            for f in fns:
+            for f, dead in items:
                 f(env)
+                for s in dead:
+                    env[s] = None
         except (TileirError, _Fallback):
             raise
         except Exception as e:
@@ -363,11 +375,11 @@ _INT_BINARY: tuple[type[Operation], ...] = (
 def _int_binary(c: _Compiler, op: Operation) -> Step:
     _scalar_operands(op, "index and integer", _is_index_like)
     name, width = op.name.removeprefix("arith."), _width(op.results[0].type)
-    flags = _flags(op, "overflowFlags")
+    fn = fastpaths.int_binary(name, width, _flags(op, "overflowFlags"))
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
     def run(env: Env) -> None:
-        env[r] = A.int_binary_elementwise(name, width, env[a], env[b], flags)
+        env[r] = fn(env[a], env[b])
 
     return run
 
@@ -938,7 +950,7 @@ class _LoopBatcher:
         try:
             self.body = c.block(op.body.block)
             index_ops = [o for o in op.body.walk() if isinstance(o, _INDEX_OPS)]
-            self.index_steps = _sequence([(_rule_for(o)(c, o), o) for o in index_ops])  # type: ignore[misc]
+            self.index_steps = _sequence([(_rule_for(o)(c, o), o, ()) for o in index_ops])  # type: ignore[misc]
         finally:
             c.batch = previous
         shape_values: list[SSAValue] = []
@@ -1281,7 +1293,7 @@ def run(
 
 
 def random_inputs(
-    module: ModuleOp | pto.KernelOp,
+    module: ModuleOp | pto.KernelOp | Plan,
     kernel: str | None = None,
     seed: int = 0,
     dims: Mapping[str, int] | None = None,
@@ -1291,8 +1303,9 @@ def random_inputs(
     Floats are standard normal (rounded to the dtype); integers are in [0, 4), so that
     they are in range as indices of gather / index_select on any dim of size >= 4; bools
     are fair coins. Dynamic dims take their size from `dims` (by symbol name), else 16.
+    `module` may be the kernel's plan (then it is not lowered again).
     """
-    plan = compile_kernel(module, kernel)
+    plan = module if isinstance(module, Plan) else compile_kernel(module, kernel)
     rng = np.random.default_rng(seed)
     k = plan.kernel
     out: dict[str, np.ndarray] = {}

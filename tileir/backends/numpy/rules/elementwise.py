@@ -120,6 +120,35 @@ def _elementwise_into(
             env[r] = (fn(x, s), valid)
 
         return unary
+    if not c.batch:
+        # The common cases without the generic readers (numpy's broadcasting lines up
+        # the tile dims: there is no batch dim).
+        a, b = (c.slot(v) for v in operands)
+        if _is_tile(operands[0]) and _is_tile(operands[1]):
+            ka, kb = _rank(operands[0]), _rank(operands[1])
+            held = 2 if operands[0] is operands[1] else 1
+
+            def tile_tile(env: Env) -> None:
+                x, vx = env[a]
+                y, vy = env[b]
+                if vx is None and vy is None:
+                    valid = None
+                else:
+                    valid = _elementwise_valid([(x, vx, ka), (y, vy, kb)], result_rank)
+                env[ds] = None
+                s = fastpaths.spare(y if d else x, held)
+                env[r] = (fn(x, y, s), valid)
+
+            return tile_tile
+        scalar = b if d == 0 else a
+
+        def tile_scalar(env: Env) -> None:
+            x, valid = env[ds]
+            env[ds] = None
+            s = fastpaths.spare(x)
+            env[r] = (fn(x, env[scalar], s) if d == 0 else fn(env[scalar], x, s), valid)
+
+        return tile_scalar
     (read_x, _, _), (read_y, _, _) = (_operand_reader(c, v, result_rank) for v in operands)
     tiles = [(c.slot(v), _rank(v)) for v in operands if _is_tile(v)]
 
@@ -226,16 +255,13 @@ def where_rule(c: _Compiler, op: Operation) -> Step:
 
 def cast_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.CastOp)
-    dtype = numpy_dtype(op.result.type)
-    return _elementwise(
-        c,
-        op,
-        fastpaths.cast,
-        [op.input],
-        dtype=dtype,
-        mode=op.mode.data,
-        satmode=op.satmode is not None,
+    fn = fastpaths.caster(
+        numpy_dtype(op.input.type),
+        numpy_dtype(op.result.type),
+        op.mode.data,
+        op.satmode is not None,
     )
+    return _elementwise(c, op, fn, [op.input])
 
 
 def full_rule(c: _Compiler, op: Operation) -> Step:

@@ -10,6 +10,7 @@ from tileir.backends.numpy.interpreter import (
     Env,
     Step,
     _Compiler,
+    _defined_inside,
     _normalize_valid,
     _rank,
     numpy_dtype,
@@ -29,6 +30,12 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
         "relu": op.relu is not None,
         "trans_mode": op.trans_mode.data if op.trans_mode is not None else None,
     }
+    # An operand computed inside the innermost loop around the matmul is a new tile on
+    # every iteration: its float64 copy is not worth remembering.
+    loop = op.parent_op()
+    while loop is not None and not isinstance(loop, pto.LoopOp | pto.LoopUnrollOp):
+        loop = loop.parent_op()
+    keep = tuple(loop is not None and not _defined_inside(v, loop) for v in (op.a, op.b))
 
     def run(env: Env) -> None:
         xa, va = env[a]
@@ -55,6 +62,7 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
             a_trans=a_trans,
             b_trans=b_trans,
             bias=env[bias][0] if bias >= 0 else None,
+            keep=keep,
             **fixpipe,
         )
         if out_valid is None:

@@ -55,6 +55,33 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
         # no memory, see `fastpaths.spare`), so a window of memory that nothing writes
         # (a read-only kernel input) can be used without a copy.
         share = pto.memory_root(op.source) in c.read_only
+        src_shape = _shape(op.source.type)
+        region = None
+        if offsets.static and shape_of.static and not valid_of.present:
+            region = fastpaths.window(offsets.constant, shape_of.constant, src_shape)
+        if region is not None:
+            # A fixed window inside a memref of static shape: `read_window`'s fast path,
+            # its region computed once.
+            fixed_shape = shape_of.constant
+
+            def read_fixed(env: Env) -> None:
+                arr = env[src]
+                if arr.shape == src_shape:
+                    window = arr[region]
+                    env[r] = (window if share else window.copy(), None)
+                else:
+                    window = fastpaths.read_window(arr, offsets.constant, fixed_shape, None, share)
+                    env[r] = (window, None)
+
+            return read_fixed
+        if shape_of.static and not valid_of.present:
+            fixed_shape = shape_of.constant
+
+            def read_at(env: Env) -> None:  # a fully valid window at computed offsets
+                window = fastpaths.read_window(env[src], offsets(env), fixed_shape, None, share)
+                env[r] = (window, None)
+
+            return read_at
 
         def read(env: Env) -> None:
             shape = shape_of(env)
@@ -108,6 +135,25 @@ def assemble_rule(c: _Compiler, op: Operation) -> Step:
     rank = _rank(op.src)
     if c.batch:
         return _batched_assemble(src, dst, offsets, rank)
+
+    tile_shape, dst_shape = _shape(op.src.type), _shape(op.dst.type)
+    region = fastpaths.window(offsets.constant, tile_shape, dst_shape) if offsets.static else None
+    if region is not None and DYNAMIC_INDEX not in tile_shape:
+        dtype = numpy_dtype(op.dst.type)
+
+        def write_fixed(env: Env) -> None:
+            # `write_window`'s fast path with its region computed once: a fully valid
+            # tile of its type's shape and the memref's dtype, at fixed offsets inside a
+            # memref of static shape.
+            arr, valid = env[src]
+            out = env[dst]
+            if valid is None and arr.shape == tile_shape and out.shape == dst_shape:
+                if arr.dtype == dtype == out.dtype:
+                    out[region] = arr
+                    return
+            fastpaths.write_window(out, arr, offsets.constant, valid)
+
+        return write_fixed
 
     def write(env: Env) -> None:
         arr, valid = env[src]

@@ -19,6 +19,17 @@ def reduce_rule(c: _Compiler, op: Operation) -> Step:
     keepdim = op.keepdim is not None
     result_shape = _shape(op.result.type)
     a, r = c.slot(op.input), c.slot(op.result)
+    if not c.batch:
+
+        def unbatched(env: Env) -> None:
+            arr, valid = env[a]
+            if valid is None:
+                out = fn(arr, nd, keepdim)
+                if out.ndim != len(result_shape):
+                    out = out.reshape(result_shape)
+                env[r] = (out, None)
+            else:
+                run(env)
 
     def run(env: Env) -> None:
         arr, valid = env[a]
@@ -38,4 +49,4 @@ def reduce_rule(c: _Compiler, op: Operation) -> Step:
                 del rv[d]
             env[r] = (out, _normalize_valid(tuple(rv) or (1,), result_shape))
 
-    return run
+    return run if c.batch else unbatched
