@@ -213,6 +213,41 @@ def _contexts(module) -> dict[object, tuple[object, ...]]:
     return out
 
 
+# An index the inner loop computes (`%j = %i * 1`) is used by the next group: it leaves
+# its group as a result, and the group's yield must pass the value, not the result.
+ESCAPING_INDEX = """
+pto.kernel @k(%x: memref<2x1xf32>, %out: memref<2x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  pto.loop %b = %c0 to %c2 step %c1 name "batch" {
+    %row = arith.muli %b, %c1 : index
+    pto.loop %i = %c0 to %c1 step %c1 name "inner" {
+      %j = arith.muli %i, %c1 : index
+      %at = arith.addi %row, %j : index
+      %t = pto.view %x[%at, 0] : memref<2x1xf32> -> tensor<1x1xf32>
+      %two = arith.constant 2.0 : f32
+      %s = pto.sub %t, %two : tensor<1x1xf32>, f32 -> tensor<1x1xf32>
+      pto.assemble %s into %out[%at, 0] : tensor<1x1xf32>, memref<2x1xf32>
+    }
+  }
+}
+"""
+
+
+def test_a_value_leaving_a_group_is_yielded_from_inside() -> None:
+    module = parse_module(ESCAPING_INDEX)
+    LoopUnrollPass(factors=(4, 2)).apply(make_context(), module)
+    StitchPass(max_functions=1).apply(make_context(), module)
+    module.verify()
+    for group in (op for op in module.walk() if isinstance(op, pto.StitchOp)):
+        yielded = group.body.block.last_op.operands
+        assert not set(yielded) & set(group.results), "a group yields its own result"
+    x = np.array([[5.0], [-1.5]], dtype=np.float32)
+    got = run(module, {"x": x}, "k")["out"]
+    assert np.array_equal(got, x - np.float32(2.0))
+
+
 LOOPY = ("rows", "accumulate", "softmax", "cube")
 
 

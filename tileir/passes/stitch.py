@@ -714,10 +714,15 @@ def _wrap(
     for op in new_order:
         if op.parent is not None:
             op.detach()
-    rewriter.insert([*new_order, YieldOp(*escaping)], InsertPoint.at_end(block))
+    yield_op = YieldOp(*escaping)
+    rewriter.insert([*new_order, yield_op], InsertPoint.at_end(block))
+    # Uses outside the group take the stitch's results; the group's own yield keeps the
+    # values it passes out (it is not a member, so the test below would rewrite it too).
     for value, result in zip(escaping, stitch.outputs):
         rewriter.replace_uses_with_if(
-            value, result, lambda use: _top_in(use.operation, members) is None
+            value,
+            result,
+            lambda use: use.operation is not yield_op and _top_in(use.operation, members) is None,
         )
     return stitch
 
