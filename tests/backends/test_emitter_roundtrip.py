@@ -128,7 +128,7 @@ def test_seed_kernel_round_trip(name: str, piped: bool) -> None:
             )
 
 
-@pytest.mark.parametrize("kernel", ["head_rms", "flat_read"])
+@pytest.mark.parametrize("kernel", ["head_rms", "flat_read", "chunk_col_softmax"])
 def test_inplace_reshape_of_memory_round_trip(kernel: str) -> None:
     """`pto.reshape_mem` (a dynamic inplace reshape of a kernel argument) is written as
     `pypto.reshape(x, [..], inplace=True)` and read back to the same op."""

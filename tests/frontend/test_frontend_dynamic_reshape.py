@@ -111,6 +111,43 @@ def test_flat_read_of_a_rank_3_input() -> None:
     np.testing.assert_array_equal(out["y"], x.reshape(3, 16) + np.float32(1.0))
 
 
+def _col_softmax_golden(x: np.ndarray) -> np.ndarray:
+    """Each 4x4 matrix, in float64: a softmax down every column, then each entry times
+    the sum of its row."""
+    out = np.empty(x.shape)
+    for k, m in enumerate(x.astype(np.float64)):
+        e = np.exp(m - m.max(axis=0))
+        e = e / e.sum(axis=0)
+        out[k] = e * e.sum(axis=1)[:, None]
+    return out
+
+
+# 16: one chunk; 32: a second chunk of the 1-loop (its rows once came out as zeros in a
+# run that gave the kernel 16 input rows); 80: a 4-chunk then a 1-chunk; 160: 4+4+1+1
+@pytest.mark.parametrize("pipeline", [None, "default"])
+@pytest.mark.parametrize("tokens", [16, 32, 80, 160])
+def test_chunks_turned_by_transpose_and_tile_reshape_write_every_row(
+    tokens: int, pipeline: str | None
+) -> None:
+    x = np.random.default_rng(tokens).standard_normal((tokens, 4, 4)).astype(np.float32)
+    module = load_file(FILE, kernel="chunk_col_softmax")
+    if pipeline:
+        apply_pipeline(module, pipeline, verify_each=True)
+    out = run(module, {"x": x, "out": np.full_like(x, np.nan)}, "chunk_col_softmax")["out"]
+    np.testing.assert_allclose(out, _col_softmax_golden(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_tail_chunk_whose_reshapes_drop_the_valid_shape_is_a_located_error() -> None:
+    """24 rows: the second chunk's tile is fully valid after the reshapes without
+    valid_shape (PyPTO's rule), 16 rows at offset 16 of 24; PyPTO 0.2.0 stops there too
+    (ASSEMBLEOpError, below)."""
+    x = np.zeros((24, 4, 4), np.float32)
+    with pytest.raises(TileirError) as e:
+        run(load_file(FILE, kernel="chunk_col_softmax"), {"x": x, "out": x}, "chunk_col_softmax")
+    assert "jit_dynamic_reshape.py:107:9: error: 'pto.assemble'" in str(e.value)
+    assert "offsets [16, 0, 0] valid_shape [16, 4, 4] goes outside" in str(e.value)
+
+
 @pytest.mark.parametrize("kernel", ["head_rms", "flat_read"])
 def test_emitted_pypto_writes_the_inplace_reshape(kernel: str) -> None:
     """(The emitted text reads back to the same IR: test_emitter_roundtrip.py.)"""
@@ -227,3 +264,27 @@ def test_real_pypto_loses_writes_through_an_inplace_reshape(tmp_path: Path) -> N
     got = _real("write_through_alias", FILE, tmp_path)
     assert not np.any(got["y"])
     assert np.any(got["x"] + 1.0)
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("source", ["as written", "emitted"])
+def test_real_pypto_chunks_agree(source: str, tmp_path: Path) -> None:
+    """80 rows match the golden; 24 rows fail at the same assemble as in tileir."""
+    from tileir.backends.pypto.harness import ArgSpec, PyptoError, run_kernel
+
+    path = FILE
+    if source == "emitted":
+        module = load_file(FILE, kernel="chunk_col_softmax")
+        apply_pipeline(module, "default")
+        path = tmp_path / "chunk_col_softmax_emitted.py"
+        path.write_text(emit(module))
+    for tokens in (80, 24):
+        x = np.random.default_rng(tokens).standard_normal((tokens, 4, 4)).astype(np.float32)
+        args = [ArgSpec(n, (tokens, 4, 4), "f32", (0,)) for n in ("x", "out")]
+        work = tmp_path / f"rows{tokens}"
+        if tokens == 24:
+            with pytest.raises(PyptoError, match="ASSEMBLEOpError"):
+                run_kernel(path, "chunk_col_softmax", args, {"x": x}, workdir=work)
+            continue
+        got = run_kernel(path, "chunk_col_softmax", args, {"x": x}, workdir=work)["out"]
+        np.testing.assert_allclose(got, _col_softmax_golden(x), rtol=1e-5, atol=1e-6)

@@ -68,3 +68,40 @@ def write_through_alias(
     for i in pypto.loop(t, name="rows", idx_name="i"):
         pypto.set_vec_tile_shapes(1, 16)
         pypto.assemble(pypto.view(x, [1, 16], [i, 0]) + 1.0, [i, 0], flat)
+
+
+CHUNK = 16
+
+
+@pypto.frontend.jit
+def chunk_col_softmax(
+    x: pypto.Tensor([pypto.DYNAMIC, 4, 4], pypto.DT_FP32),
+    out: pypto.Tensor([pypto.DYNAMIC, 4, 4], pypto.DT_FP32),
+):
+    """Each 4x4 matrix: a softmax down every column, then each entry times the sum of its
+    row. Matrices are taken CHUNK at a time (`loop_unroll` by 1 or 4 chunks) from `x`
+    read as rows of 16, turned so that the matrix index is last (transpose, then an
+    inplace reshape of the tile), and written back whole with an open-ended slice. The
+    last reshapes give no valid_shape, so their tiles are fully valid (PyPTO's rule):
+    a row count that is not a multiple of CHUNK makes the last assemble go past `out`."""
+    t = x.shape[0]
+    flat = pypto.reshape(x, [t, 16], inplace=True)
+    for c, n in pypto.loop_unroll(
+        0, (t + CHUNK - 1) // CHUNK, 1, name="chunks", idx_name="c", unroll_list=[1, 4]
+    ):
+        rows = n * CHUNK
+        start = c * CHUNK
+        valid = (t - start).min(rows)
+        pypto.set_vec_tile_shapes(64, 16)
+        m = pypto.view(flat, [rows, 16], [start, 0], valid_shape=[valid, 16])
+        m = pypto.transpose(m, 1, 0)
+        m = pypto.reshape(m, [4, 4, rows], inplace=True)
+        pypto.set_vec_tile_shapes(4, 4, 64)
+        e = pypto.exp(m - pypto.amax(m, 0, True))
+        e = e / pypto.sum(e, 0, True)
+        e = e * pypto.sum(e, 1, True)
+        e = pypto.reshape(e, [16, rows])
+        pypto.set_vec_tile_shapes(16, 64)
+        e = pypto.transpose(e, 1, 0)
+        pypto.set_vec_tile_shapes(64, 16)
+        out[start:, :, :] = pypto.reshape(e, [rows, 4, 4])
