@@ -137,6 +137,22 @@ def _holds_ssa(value: Any) -> bool:
     return False
 
 
+_STORING_METHODS = {
+    list: ("append", "extend", "insert"),
+    dict: ("setdefault", "get", "pop"),
+}
+"""Methods of Python containers that store or hand back their arguments without looking
+at them, so they may take tiles at trace time (`parts.append(t)`, as PyPTO's JIT runs
+them); `list.index`, `remove`, `in` compare values and stay errors."""
+
+
+def _stores_only(callee: Any) -> bool:
+    owner = getattr(callee, "__self__", None)
+    return type(owner) in _STORING_METHODS and (
+        getattr(callee, "__name__", "") in _STORING_METHODS[type(owner)]
+    )
+
+
 class Scope:
     """Python name bindings: a function's locals, chained to its closure and, at the
     end, the module."""
@@ -238,6 +254,9 @@ class Evaluator:
         self.entry_block: Block | None = None
         self.entry_last: Operation | None = None
         self.workspace_count = 0
+        self.promoted: dict[SSAValue, SSAValue] = {}
+        """Tiles written by a slice assignment (`t[0:2, :] = u`), each to the workspace
+        that holds it from then on (PyPTO's tensors are memory)."""
         self.open_blocks: list[Block] = []
         self.current: ast.AST | None = None
         """The node being translated, for the location of an unexpected failure."""
@@ -964,7 +983,7 @@ class Evaluator:
             return self.scalar_func(callee.__name__, args, kwargs, node)
         if callable(callee) and not is_ssa(callee):
             resolved = [self.resolve(a, node) for a in args]
-            if any(is_ssa(a) for a in resolved) and callee is not len:
+            if any(is_ssa(a) for a in resolved) and callee is not len and not _stores_only(callee):
                 name = getattr(callee, "__name__", "this function")
                 where = getattr(callee, "__module__", None) or "builtins"
                 what = describe(next(a for a in resolved if is_ssa(a)))
