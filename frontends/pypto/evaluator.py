@@ -877,6 +877,8 @@ class Evaluator:
 
     def binop(self, sym: str, left: Any, right: Any, node: ast.AST) -> Any:
         left, right = self.resolve(left, node), self.resolve(right, node)
+        if sym == "@" and all(is_tile(v) or is_mem(v) for v in (left, right)):
+            return self.matmul_operator(left, right, node)
         if any(is_tile(v) or is_mem(v) for v in (left, right)):
             binding = bindings.BY_OPERATOR.get(sym)
             if binding is None:
@@ -901,6 +903,18 @@ class Evaluator:
             )
         except Exception as e:
             self.fail(node, f"{type(e).__name__}: {e}")
+
+    def matmul_operator(self, left: SSAValue, right: SSAValue, node: ast.AST) -> Any:
+        """`a @ b`: PyPTO 0.2.0's `Tensor.__matmul__` is `pypto.matmul(a, b, out_dtype)`
+        with `out_dtype` the dtype of `b` for FP16 / BF16 / FP32 and INT32 for INT8
+        (other dtypes: its RuntimeError, here a located error)."""
+        elem = dtypes.element_type(self.tile(right, node).type.get_element_type())
+        if elem.pypto not in ("DT_FP16", "DT_BF16", "DT_FP32", "DT_INT8"):
+            self.fail(node, f"`@` is not supported on a {elem.pypto} right operand (PyPTO's)")
+        out = dtypes.BY_PYPTO["DT_INT32" if elem.pypto == "DT_INT8" else elem.pypto]
+        args = {"input": left, "mat2": right, "out_dtype": out}
+        extra = {"a_trans": False, "b_trans": False, "c_matrix_nz": False, "extend_params": None}
+        return bindings.BY_PYPTO["matmul"].read(self, {**args, **extra}, node)
 
     def expr_Compare(self, node: ast.Compare, scope: Scope) -> Any:
         left = self.resolve(self.eval(node.left, scope), node.left)

@@ -121,3 +121,24 @@ _HEAD = "import pypto\n\n@pypto.frontend.jit\ndef k(x: pypto.Tensor([4, 8], pypt
 def test_bad_tile_writes_are_located_errors(body: str, where: str, message: str) -> None:
     with pytest.raises(TileirError, match=rf"{where}: error: .*({message})"):
         load_source(_HEAD + body, "k.py")
+
+
+def test_the_matmul_operator_takes_the_right_operands_dtype() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((8, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 8)).astype(np.float32)
+    h = rng.standard_normal((8, 8)).astype(ml_dtypes.bfloat16)
+    module = load_file(FILE, kernel="chained")
+    mms = [op for op in module.walk() if isinstance(op, pto.MatmulOp)]
+    # PyPTO 0.2.0's Tensor.__matmul__: out_dtype is the right operand's (f32, f32, bf16)
+    assert [str(op.results[0].type.get_element_type()) for op in mms] == ["f32", "f32", "bf16"]
+    out = compile_kernel(module)(
+        {"a": a, "b": b, "h": h, "y": np.zeros_like(a), "z": np.zeros_like(h)}
+    )
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(out["y"], a64 @ b64 @ a64, rtol=1e-4, atol=1e-4)
+    h64 = h.astype(np.float64)
+    np.testing.assert_allclose(out["z"].astype(np.float64), h64 @ h64, rtol=1e-2, atol=5e-2)
+    assert "pypto.matmul(" in emit(module)

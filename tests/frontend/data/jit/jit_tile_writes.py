@@ -73,3 +73,18 @@ def gathered(
     summed.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
     joined = pypto.concat(parts[::-1], dim=0)
     y[:] = pypto.add(joined, pypto.concat([summed, summed], dim=0))
+
+
+@pypto.frontend.jit
+def chained(
+    a: pypto.Tensor([_C, _C], pypto.DT_FP32),
+    b: pypto.Tensor([_C, _C], pypto.DT_FP32),
+    h: pypto.Tensor([_C, _C], pypto.DT_BF16),
+    y: pypto.Tensor([_C, _C], pypto.DT_FP32),
+    z: pypto.Tensor([_C, _C], pypto.DT_BF16),
+):
+    pypto.set_cube_tile_shapes([_C, _C], [_C, _C], [_C, _C])
+    pypto.set_vec_tile_shapes(_C, _C)
+    a_t = a.view([_C, _C], [0, 0])
+    y[:] = (a_t @ b) @ a_t
+    z[:] = h @ h
