@@ -42,5 +42,18 @@ def softmax(input: Any, dim: int) -> Any:
     return pypto.cast(output, input.dtype) if wide else output
 
 
-COMPOSITES = {"rms_norm": rms_norm, "softmax": softmax}
+def clip(input: Any, min: Any = None, max: Any = None) -> Any:
+    """`pypto.clip(input, min=None, max=None)`: `minimum(maximum(x, min), max)`, PyPTO's
+    definition (hicann/pypto docs/zh/api/operation/pypto-clip.md: `Y = MIN(MAX(X, min),
+    max)`, so `max` wins where `min > max`, and a NaN bound gives NaN); a bound left out
+    is +-INF, that is no comparison; both left out give `input` itself."""
+    out = input
+    if min is not None:
+        out = pypto.maximum(out, min)
+    if max is not None:
+        out = pypto.minimum(out, max)
+    return out
+
+
+COMPOSITES = {"rms_norm": rms_norm, "softmax": softmax, "clip": clip}
 """`pypto.<name>` -> its composition."""

@@ -137,6 +137,22 @@ def _holds_ssa(value: Any) -> bool:
     return False
 
 
+_STORING_METHODS = {
+    list: ("append", "extend", "insert"),
+    dict: ("setdefault", "get", "pop"),
+}
+"""Methods of Python containers that store or hand back their arguments without looking
+at them, so they may take tiles at trace time (`parts.append(t)`, as PyPTO's JIT runs
+them); `list.index`, `remove`, `in` compare values and stay errors."""
+
+
+def _stores_only(callee: Any) -> bool:
+    owner = getattr(callee, "__self__", None)
+    return type(owner) in _STORING_METHODS and (
+        getattr(callee, "__name__", "") in _STORING_METHODS[type(owner)]
+    )
+
+
 class Scope:
     """Python name bindings: a function's locals, chained to its closure and, at the
     end, the module."""
@@ -238,6 +254,9 @@ class Evaluator:
         self.entry_block: Block | None = None
         self.entry_last: Operation | None = None
         self.workspace_count = 0
+        self.promoted: dict[SSAValue, SSAValue] = {}
+        """Tiles written by a slice assignment (`t[0:2, :] = u`), each to the workspace
+        that holds it from then on (PyPTO's tensors are memory)."""
         self.open_blocks: list[Block] = []
         self.current: ast.AST | None = None
         """The node being translated, for the location of an unexpected failure."""
@@ -858,6 +877,8 @@ class Evaluator:
 
     def binop(self, sym: str, left: Any, right: Any, node: ast.AST) -> Any:
         left, right = self.resolve(left, node), self.resolve(right, node)
+        if sym == "@" and all(is_tile(v) or is_mem(v) for v in (left, right)):
+            return self.matmul_operator(left, right, node)
         if any(is_tile(v) or is_mem(v) for v in (left, right)):
             binding = bindings.BY_OPERATOR.get(sym)
             if binding is None:
@@ -882,6 +903,18 @@ class Evaluator:
             )
         except Exception as e:
             self.fail(node, f"{type(e).__name__}: {e}")
+
+    def matmul_operator(self, left: SSAValue, right: SSAValue, node: ast.AST) -> Any:
+        """`a @ b`: PyPTO 0.2.0's `Tensor.__matmul__` is `pypto.matmul(a, b, out_dtype)`
+        with `out_dtype` the dtype of `b` for FP16 / BF16 / FP32 and INT32 for INT8
+        (other dtypes: its RuntimeError, here a located error)."""
+        elem = dtypes.element_type(self.tile(right, node).type.get_element_type())
+        if elem.pypto not in ("DT_FP16", "DT_BF16", "DT_FP32", "DT_INT8"):
+            self.fail(node, f"`@` is not supported on a {elem.pypto} right operand (PyPTO's)")
+        out = dtypes.BY_PYPTO["DT_INT32" if elem.pypto == "DT_INT8" else elem.pypto]
+        args = {"input": left, "mat2": right, "out_dtype": out}
+        extra = {"a_trans": False, "b_trans": False, "c_matrix_nz": False, "extend_params": None}
+        return bindings.BY_PYPTO["matmul"].read(self, {**args, **extra}, node)
 
     def expr_Compare(self, node: ast.Compare, scope: Scope) -> Any:
         left = self.resolve(self.eval(node.left, scope), node.left)
@@ -964,7 +997,7 @@ class Evaluator:
             return self.scalar_func(callee.__name__, args, kwargs, node)
         if callable(callee) and not is_ssa(callee):
             resolved = [self.resolve(a, node) for a in args]
-            if any(is_ssa(a) for a in resolved) and callee is not len:
+            if any(is_ssa(a) for a in resolved) and callee is not len and not _stores_only(callee):
                 name = getattr(callee, "__name__", "this function")
                 where = getattr(callee, "__module__", None) or "builtins"
                 what = describe(next(a for a in resolved if is_ssa(a)))

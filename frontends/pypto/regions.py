@@ -117,6 +117,7 @@ class RegionBuilder(Evaluator):
         self.dyn_values = {}
         self.dyn_sources = {}
         self.workspace_count = 0
+        self.promoted = {}
         self.trace_steps = 0
         self.call_hint = ""
         decorator = next(
@@ -235,7 +236,11 @@ class RegionBuilder(Evaluator):
     ) -> None:
         """`x.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)` on a kernel argument:
         a property of the tensor for PyPTO's compiler, kept on the kernel as
-        `cache_policies = {x = {"pypto.CachePolicy.NONE_CACHEABLE" = true}}`."""
+        `cache_policies = {x = {"pypto.CachePolicy.NONE_CACHEABLE" = true}}`. On a view of
+        an argument (`w = x2[e, :, :]`, views and reshapes of it) it is kept on that
+        argument (the hint is about how its data goes through the L2 cache); on anything
+        else (a computed tile, a workspace) it is a hint without effect on values and is
+        dropped."""
         bound = self.bind(_sig_set_cache_policy, args, kwargs, node, "Tensor.set_cache_policy")
         policy, value = self.resolve(bound["policy"], node), self.resolve(bound["value"], node)
         if not (isinstance(policy, PyptoRef) and policy.path[:1] == ("CachePolicy",)):
@@ -243,10 +248,12 @@ class RegionBuilder(Evaluator):
         if not isinstance(value, bool):
             self.fail(node, f"set_cache_policy takes a bool value, got {describe(value)}")
         kernel = self.entry_block.parent_op() if self.entry_block is not None else None
+        while isinstance(x.owner, pto.ViewOp | pto.ReshapeOp | pto.ReshapeMemOp):
+            x = x.owner.operands[0]
         if not (isinstance(x, BlockArgument) and x.block is self.entry_block) or not isinstance(
             kernel, pto.KernelOp
         ):
-            self.fail(node, "set_cache_policy is supported on kernel arguments only")
+            return
         name = kernel.names[x.index]
         old = kernel.attributes.get("cache_policies")
         table = (
@@ -487,6 +494,7 @@ class RegionBuilder(Evaluator):
         line = stmt.lineno
         for name in dict.fromkeys([*then_vars, *else_vars]):
             tv, ev = then_vars.get(name, MISSING), else_vars.get(name, MISSING)
+            tv, ev = self.in_memory(tv), self.in_memory(ev)
             if tv is ev:
                 merged[name] = tv
             elif tv is MISSING or ev is MISSING:

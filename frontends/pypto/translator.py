@@ -138,7 +138,11 @@ class Translator(RegionBuilder):
             self.fail(node, v.reason)
         if isinstance(v, Dynamic):
             return self.dynamic_value(v, node)
-        return v
+        return self.in_memory(v)
+
+    def in_memory(self, v: Any) -> Any:
+        """A tile written by a slice assignment is read from its workspace from then on."""
+        return self.promoted.get(v, v) if isinstance(v, SSAValue) else v
 
     def shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]:
         """`t.shape`: ints where static, `memref.dim` / `tensor.dim` where dynamic."""
@@ -221,11 +225,7 @@ class Translator(RegionBuilder):
                 self.fail(target, str(e))
             return
         if is_tile(dst):
-            self.fail(
-                target,
-                "slice assignment needs a tensor in memory (a kernel argument or a "
-                "pypto.tensor workspace); tiles are values",
-            )
+            dst = self.promote(dst, target, scope)
         if not is_mem(dst):
             self.fail(target, f"cannot assign into {describe(dst)}")
         rank = len(static_shape(dst.type))
@@ -250,6 +250,51 @@ class Translator(RegionBuilder):
                 f"cannot assign {describe(src)} into {describe(dst)}: the ranks differ",
             )
         self.emit(pto.AssembleOp(src, dst, offsets), target)
+
+    def promote(self, t: SSAValue, target: ast.Subscript, scope: Scope) -> SSAValue:
+        """`t[0:2, :] = u` on a tile: PyPTO's tensors live in memory and the assignment
+        writes them in place (a later loop iteration sees it), so the tile moves to a
+        workspace made where it is defined (`pto.tensor` + `pto.assemble`, inside the
+        loop body that defines it: one per iteration, as PyPTO's), every read of it
+        already translated reads the workspace (a `pto.view` just before the reader),
+        and later reads go there too (`promoted`, names rebound)."""
+        tt = t.type
+        assert isinstance(tt, TensorType)
+        shape = list(tt.get_shape())
+        if DYNAMIC_INDEX in shape:
+            self.fail(target, f"slice assignment into {describe(t)} needs a static shape")
+        owner = t.owner
+        if not isinstance(owner, Operation) or owner.parent_block() is None:
+            self.fail(target, f"cannot assign into {describe(t)}")
+        block = owner.parent_block()
+        assert block is not None
+        name = t.name_hint or (target.value.id if isinstance(target.value, ast.Name) else "")
+        readers = list(t.uses)
+        self.workspace_count += 1
+        ws_op = pto.TensorOp(
+            f"{name or 'ws'}_mem{self.workspace_count}", MemRefType(tt.get_element_type(), shape)
+        )
+        store = pto.AssembleOp(t, ws_op.result, [0] * len(shape))
+        for op in (ws_op, store):
+            op.location = owner.location
+        block.insert_ops_after([ws_op, store], owner)
+        ws = ws_op.result
+        for use in readers:
+            user = use.operation
+            read = pto.ViewOp(ws, [0] * len(shape), TensorType(tt.get_element_type(), shape))
+            read.location = user.location
+            user_block = user.parent_block()
+            assert user_block is not None
+            user_block.insert_op_before(read, user)
+            user.operands[use.index] = read.results[0]
+        self.promoted[t] = ws
+        s: Scope | None = scope
+        while s is not None and not isinstance(s, LiveScope):
+            for k, v in s.vars.items():
+                if v is t:
+                    s.vars[k] = ws
+            s = s.parent
+        return ws
 
     def slice_starts(self, sl: ast.expr, rank: int, scope: Scope) -> list[int | SSAValue]:
         items = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
