@@ -27,13 +27,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["host_side"]
+__all__ = ["host_side", "is_npu_key"]
 
 NPU_KEYS = frozenset({"NPU", "AUTOGRADNPU", "NPU_META"})
 """The dispatch keys torch_npu adds (compared upper-case)."""
 
 
-def _is_npu(key: Any) -> bool:
+def is_npu_key(key: Any) -> bool:
+    """A dispatch key torch_npu adds (torch alone cannot parse it)."""
     return isinstance(key, str) and key.upper() in NPU_KEYS
 
 
@@ -51,7 +52,7 @@ class _Patch:
         original = library.impl
 
         def impl(lib: Any, op_name: Any, fn: Any, dispatch_key: str = "", **kw: Any) -> Any:
-            if _is_npu(dispatch_key):
+            if is_npu_key(dispatch_key):
                 return None  # host code for the NPU: nothing to register here
             return original(lib, op_name, fn, dispatch_key, **kw)
 

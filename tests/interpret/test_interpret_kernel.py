@@ -76,6 +76,34 @@ def test_device_indices_and_the_soc_are_the_cpus(interpret):
     torch_npu.npu.config.allow_internal_format = True  # a layout switch; accepted
 
 
+def test_an_npu_registration_serves_the_cpu_tensors(impl):
+    """A kernel module registers its host wrapper for the NPU dispatch key
+    (`torch.library.impl(lib, "op", "NPU")`): in interpret mode it is registered for the
+    CPU, where the "NPU" tensors are, so `torch.ops.<ns>.<op>` runs the kernel."""
+    lib = torch.library.Library("tileir_interpret_test", "DEF")
+    lib.define("add_rms_norm(Tensor x, Tensor residual, Tensor gamma) -> (Tensor, Tensor)")
+
+    @torch.library.impl(lib, "add_rms_norm", "NPU")
+    def _on_npu(x, residual, gamma):
+        return impl.add_rms_norm(x, residual, gamma)
+
+    x, residual, gamma = (t.npu() for t in _inputs(7, seed=2))
+    y, x_sum = torch.ops.tileir_interpret_test.add_rms_norm(x, residual, gamma.reshape(-1))
+    y_ref, s_ref = _golden(x, residual, gamma)
+    assert torch.equal(x_sum, s_ref)
+    torch.testing.assert_close(y.float(), y_ref.float(), atol=1e-2, rtol=1e-2)
+
+
+def test_npu_registrations_are_torchs_own_outside_interpret_mode():
+    from tileir.interpret import disable, enable
+
+    original = torch.library.Library.impl
+    enable()
+    assert torch.library.Library.impl is not original
+    disable()
+    assert torch.library.Library.impl is original
+
+
 def test_numpy_arguments(impl):
     x, residual, gamma = (t.float().numpy().astype(ml_dtypes.bfloat16) for t in _inputs(5))
     y = np.zeros((5, 64), ml_dtypes.bfloat16)

@@ -12,7 +12,12 @@ undoes it when it stops:
   `"cpu"` before torch parses them, so `torch.device("npu:0")` is the CPU;
 - `torch.npu`: a device module whose calls do nothing or answer for one device;
 - `torch.Tensor.npu()`: returns the tensor (it is already "on the device");
-- `TILE_FWK_DEVICE_ID`: set to `0` when unset.
+- `TILE_FWK_DEVICE_ID`: set to `0` when unset;
+- `torch.library` registrations for the NPU dispatch key (a kernel module registers its
+  host wrapper as `torch.ops.<ns>.<op>` for the device): registered for the CPU, where
+  the "NPU" tensors are, so `torch.ops.<ns>.<op>(x)` runs the wrapper and its kernel in
+  interpret mode (`AutogradNPU` becomes `AutogradCPU`; a CPU kernel the module registers
+  itself stays).
 """
 
 from __future__ import annotations
@@ -73,11 +78,37 @@ def _device_module() -> types.ModuleType:
     return npu
 
 
+_CPU_KEY = {"NPU": "CPU", "AUTOGRADNPU": "AutogradCPU"}
+"""The CPU dispatch key an NPU key's registration takes (compared upper-case; the other
+NPU keys register nothing)."""
+
+
+def _npu_impl_on_cpu(original: Any) -> Any:
+    """`torch.library.Library.impl`, with NPU registrations made for the CPU."""
+    from frontends.pypto.torch_host import is_npu_key
+
+    def impl(lib: Any, op_name: Any, fn: Any, dispatch_key: str = "", **kw: Any) -> Any:
+        if not is_npu_key(dispatch_key):
+            return original(lib, op_name, fn, dispatch_key, **kw)
+        key = _CPU_KEY.get(dispatch_key.upper())
+        if key is None:
+            return None
+        try:
+            return original(lib, op_name, fn, key, **kw)
+        except RuntimeError as e:
+            if "already" not in str(e):
+                raise
+            return None  # the module's own CPU kernel serves the CPU tensors
+
+    return impl
+
+
 class CpuForNpu:
     """The device mapping; `start()` / `stop()` (stop restores everything)."""
 
     def __init__(self) -> None:
         self._mode: Any = None
+        self._library_impl: Any = None
         self._env_set = False
         self.npu: types.ModuleType | None = None
 
@@ -105,6 +136,8 @@ class CpuForNpu:
 
         self.npu = _device_module()
         torch.npu = self.npu
+        self._library_impl = torch.library.Library.impl
+        torch.library.Library.impl = _npu_impl_on_cpu(self._library_impl)
         torch.Tensor.npu = lambda self, *args, **kwargs: self
         self._mode = _Mode()
         self._mode.__enter__()
@@ -118,6 +151,7 @@ class CpuForNpu:
             self._mode = None
             del torch.npu
             del torch.Tensor.npu
+            torch.library.Library.impl = self._library_impl
         if self._env_set:
             os.environ.pop(DEVICE_ENV, None)
             self._env_set = False
