@@ -72,10 +72,15 @@ def test_the_plugin_reports_a_located_kernel_error_as_that_tests_failure(pyteste
 
         def test_fine(device):
             assert torch.zeros(2, device=device).device.type == "cpu"
+
+        def test_device_id(device_id):
+            torch.npu.set_device(device_id)
+            assert device_id == 0
+            assert torch.zeros(2, device=f"npu:{device_id}").device.type == "cpu"
         """,
     )
     result = pytester.runpytest_subprocess("-p", "tileir.interpret", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(
         ["*KernelError: *bad_impl.py:6:5: error: `with`*", "*test_returns_false returned False*"]
     )

@@ -5,7 +5,8 @@ PyPTO test suite runs unchanged on the CPU. Two things PyPTO-Gym-style tests rel
 are provided as well:
 
 - a `device` fixture (`"npu:<TILE_FWK_DEVICE_ID>"`, the CPU in interpret mode) for
-  tests written as `def test_x(device)`; a conftest's own `device` fixture wins;
+  tests written as `def test_x(device)`, and a `device_id` fixture (the index, an int)
+  for `def test_x(device_id)`; a conftest's own fixture of either name wins;
 - a test function that *returns* `False` fails: such suites report their own
   `compare()` that way (pytest would only warn about the return value).
 """
@@ -53,6 +54,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[None]:
 
 
 @pytest.fixture
-def device() -> str:
+def device_id() -> int:
+    """The NPU index PyPTO tests select (`TILE_FWK_DEVICE_ID`, 0 in interpret mode)."""
+    return int(os.environ.get(DEVICE_ENV, "0") or 0)
+
+
+@pytest.fixture
+def device(device_id: int) -> str:
     """The device PyPTO tests put tensors on; in interpret mode it is the CPU."""
-    return f"npu:{os.environ.get(DEVICE_ENV, '0')}"
+    return f"npu:{device_id}"
