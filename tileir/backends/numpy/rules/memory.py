@@ -12,11 +12,9 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.backends.numpy.interpreter import (
+from tileir.backends.numpy.compiler import (
     Env,
     Step,
-    _batched_assemble,
-    _batched_memory_view,
     _Compiler,
     _Fallback,
     _IndexList,
@@ -28,6 +26,7 @@ from tileir.backends.numpy.interpreter import (
     _tile_shape,
     numpy_dtype,
 )
+from tileir.backends.numpy.loops import _batched_assemble, _batched_memory_view
 from tileir.dialect import pto
 
 
