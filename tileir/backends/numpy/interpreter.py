@@ -84,6 +84,14 @@ class Plan:
         self._body = c.block(kernel.body.block)
         self._template = c.template
         self._batchers = c.batchers
+        # Read off the IR once: looking an xDSL type up per call costs more than a small
+        # kernel's run.
+        self._dtypes = {n: numpy_dtype(t) for n, t in self.arg_types.items()}
+        self._shapes = {
+            n: tuple(-1 if s == DYNAMIC_INDEX else s for s in _shape(t))
+            for n, t in self.arg_types.items()
+        }
+        self._dynamic_names = {n: tuple(kernel.dynamic_names(n)) for n in self.arg_names}
 
     @property
     def batched_runs(self) -> int:
@@ -91,11 +99,11 @@ class Plan:
         return sum(b.runs for b in self._batchers)
 
     def dtype(self, name: str) -> np.dtype:
-        return numpy_dtype(self.arg_types[name])
+        return self._dtypes[name]
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The declared shape of an argument, -1 for a dynamic dim."""
-        return tuple(-1 if s == DYNAMIC_INDEX else s for s in _shape(self.arg_types[name]))
+        return self._shapes[name]
 
     def _bind(
         self, inputs: Mapping[str, np.ndarray], in_place: Collection[str] = ()
@@ -135,7 +143,7 @@ class Plan:
                     f"kernel @{self.name}: input {name!r} has shape {list(x.shape)}, "
                     f"expected {self._describe(name)}",
                 )
-            names = iter(k.dynamic_names(name))
+            names = iter(self._dynamic_names[name])
             for d, s in zip(declared, x.shape):
                 if d != -1:
                     continue
@@ -157,7 +165,7 @@ class Plan:
         for name in self.outputs:
             if name in arrays:
                 continue
-            names = iter(k.dynamic_names(name))
+            names = iter(self._dynamic_names[name])
             shape = []
             for d in self.shape(name):
                 if d == -1:
@@ -174,7 +182,7 @@ class Plan:
         return arrays
 
     def _describe(self, name: str) -> str:
-        dyn = iter(self.kernel.dynamic_names(name))
+        dyn = iter(self._dynamic_names[name])
         dims = [str(next(dyn)) if d == -1 else str(d) for d in self.shape(name)]
         return f"[{', '.join(dims)}] {self.dtype(name)}"
 
@@ -258,10 +266,9 @@ def random_inputs(
     """
     plan = module if isinstance(module, Plan) else compile_kernel(module, kernel)
     rng = np.random.default_rng(seed)
-    k = plan.kernel
     out: dict[str, np.ndarray] = {}
     for name in plan.inputs:
-        syms = iter(k.dynamic_names(name))
+        syms = iter(plan._dynamic_names[name])
         shape = [(dims or {}).get(next(syms), 16) if d == -1 else d for d in plan.shape(name)]
         dtype = plan.dtype(name)
         if dtype == np.bool_:
