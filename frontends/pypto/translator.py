@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
+from frontends.pypto import composites
 from frontends.pypto.composites import COMPOSITES
 from frontends.pypto.evaluator import LiveScope, Scope
 from frontends.pypto.factories import select_kernels
@@ -296,6 +297,48 @@ class Translator(RegionBuilder):
             s = s.parent
         return ws
 
+    def update_in_place(
+        self, name: str, target: Any, result: SSAValue, node: ast.Call, receiver: ast.expr | None
+    ) -> Any:
+        """PyPTO's in-place `pypto.<name>` on `target` (the call's receiver or first
+        argument, written `receiver`), whose new value is `result`: a tensor in memory gets
+        `result` written back whole (PyPTO's `Move`); a computed tile that a local
+        variable holds takes `result` as that variable's new value (`y.axpy_(x)` reads as
+        `y = pypto.axpy_(y, x)`; readers already translated saw the old value, as they ran
+        before the update); a temporary (`pypto.scatter_(a + b, ...)`) is just the result.
+        A tile that a subscript, an attribute or several names hold is a located error:
+        tileir's tiles are values, and the other holders would keep the old one."""
+        if list(static_shape(result.type)) != list(static_shape(target.type)):
+            self.fail(
+                node,
+                f"pypto.{name} updates {describe(target)} in place, but its result "
+                f"{describe(result)} has another shape (the update does not broadcast into it)",
+            )
+        if is_mem(target):
+            self.emit(pto.AssembleOp(result, target, [0] * len(static_shape(target.type))), node)
+            return target
+        if not isinstance(receiver, ast.Name | ast.Subscript | ast.Attribute):
+            return result  # a temporary: nothing else holds it
+        holder = _holder(receiver, target, self.call_scope)
+        if holder is None:
+            self.fail(
+                node,
+                f"pypto.{name} updates a computed tile in place, which tileir models by "
+                f"rebinding the local variable that holds it; name the tile with one "
+                f"(`t = ...` then `t.{name}(...)`), or use the call's result",
+            )
+        scope, var = holder
+        others = [k for k, v in scope.vars.items() if v is target and k != var]
+        if others:
+            self.fail(
+                node,
+                f"pypto.{name} updates the tile `{var}` in place, but `{others[0]}` names the "
+                f"same tile and would keep its old value in tileir (tiles are values); "
+                f"use one name",
+            )
+        scope.vars[var] = result
+        return result
+
     def slice_starts(self, sl: ast.expr, rank: int, scope: Scope) -> list[int | SSAValue]:
         items = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         if any(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items):
@@ -408,6 +451,11 @@ class Translator(RegionBuilder):
         self, ref: PyptoRef, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         path = ref.path
+        # `y.f_(...)`: the receiver's expression (call_method sets it for this call only)
+        receiver, self.method_receiver = self.method_receiver, None
+        if receiver is None and node.args:
+            receiver = node.args[0]
+        self.call_receiver = receiver
         if path == ("frontend", "dynamic"):
             name = self.bind(_sig_dynamic, args, kwargs, node, "pypto.frontend.dynamic")["name"]
             if not isinstance(name, str):
@@ -416,7 +464,11 @@ class Translator(RegionBuilder):
         if path == ("cond",):
             return self.bind(_sig_cond, args, kwargs, node, "pypto.cond")["scalar"]
         if len(path) == 1 and path[0] in COMPOSITES:
-            return self.inline(self.composite(path[0]), args, kwargs, node)
+            result = self.inline_composite(path[0], args, kwargs, node)
+            if path[0].endswith("_") and args:  # in place on its first argument
+                target = self.resolve(args[0], node)
+                return self.update_in_place(path[0], target, result, node, receiver)
+            return result
         if path == ("Tensor",):
             return self.tensor_constructor(args, kwargs, node)
         if path in (("symbolic_scalar",), ("SymbolicScalar",)):
@@ -440,6 +492,20 @@ class Translator(RegionBuilder):
         return binding.read(
             self, self.bind(binding.signature, args, kwargs, node, ref.dotted), node
         )
+
+    def inline_composite(
+        self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> Any:
+        """Inline `pypto.<name>`'s composition; an error inside it (a check of its
+        arguments, an op it cannot build) is reported at the user's call."""
+        try:
+            return self.inline(self.composite(name), args, kwargs, node)
+        except TileirError as e:
+            text = str(e)
+            if not text.startswith(composites.__file__ + ":"):
+                raise
+            message = text.split(": error: ", 1)[1].split("\n", 1)[0]
+            self.fail(node, message.removeprefix("assertion failed: "))
 
     def composite(self, name: str) -> Helper:
         """The `frontends.pypto.composites` function for `pypto.<name>`, to inline, with
@@ -560,3 +626,16 @@ def translate(
                 tr.current, f"internal error while translating this ({type(e).__name__}: {e})"
             ) from e
     return ModuleOp(kernels)
+
+
+def _holder(receiver: ast.expr, target: Any, scope: Scope | None) -> tuple[Scope, str] | None:
+    """The local variable (its scope and name) that holds `target`, when `receiver` (the
+    expression of an in-place call's receiver) is that variable."""
+    if not isinstance(receiver, ast.Name):
+        return None
+    s = scope
+    while s is not None and not isinstance(s, LiveScope):
+        if receiver.id in s.vars:
+            return (s, receiver.id) if s.vars[receiver.id] is target else None
+        s = s.parent
+    return None
