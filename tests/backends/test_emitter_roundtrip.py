@@ -60,6 +60,7 @@ def normalize(module: ModuleOp) -> ModuleOp:
         dims = [
             op for op in kernel.walk() if isinstance(op, memref.DimOp) and op.source in block.args
         ]
+        dims.sort(key=lambda d: (block.args.index(d.source), str(d.index.owner)))
         for op in [*consts, *dims]:
             op.detach()
         anchor = None
@@ -217,6 +218,32 @@ def test_element_reads_round_trip(name: str, piped: bool) -> None:
         DefaultPipelinePass().apply(make_context(), module)
     back = assert_round_trip(module, f"{name}.py")
     assert any(isinstance(op, pto.GetTensorDataOp) for op in back.walk())
+
+
+VALID_SHAPES = Path(__file__).parents[1] / "frontend" / "data" / "jit" / "jit_valid_shapes.py"
+VALID_SHAPE_CALLS = {
+    "chunk_decay": {"x": "10x16xf32", "gate": "10x1xf32", "out": "10x16xf32", "last": "3x16xf32"},
+    "chunk_mix": {"gate": "10x16xf32", "mix": "8x8xf32", "rest": "10x16xf32", "total": "2x16xf32"},
+    "staged_rows": {"x": "10x16xf32", "out": "10x16xf32"},
+    "segment_reverse": {"x": "10x16xf32", "starts": "4xi32", "out": "10x16xf32"},
+}
+
+
+@pytest.mark.parametrize("piped", [False, True], ids=["as-written", "default-pipeline"])
+@pytest.mark.parametrize("name", sorted(VALID_SHAPE_CALLS))
+def test_valid_shapes_and_sized_workspaces_round_trip(name: str, piped: bool) -> None:
+    """`t.valid_shape` is read into the values it stands for, and `pypto.tensor` with
+    run-time sizes into `pto.tensor ... sizes(...)`: written back and read back to the
+    same IR."""
+    module = load_file(VALID_SHAPES, name, args=VALID_SHAPE_CALLS[name])
+    for kernel in module.walk():
+        if isinstance(kernel, pto.KernelOp):
+            del kernel.attributes["shape_annotations"]
+    if piped:
+        DefaultPipelinePass().apply(make_context(), module)
+    back = assert_round_trip(module, f"{name}.py")
+    sized = [op for op in back.walk() if isinstance(op, pto.TensorOp) and op.sizes]
+    assert len(sized) == (name in ("staged_rows", "segment_reverse"))
 
 
 def test_unemittable_condition_is_a_located_error() -> None:
