@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import TensorType
 
 from frontends.pypto import load_file, load_source
 from tileir import parse_module, print_module
@@ -144,7 +145,7 @@ def test_valid_shape_of_a_view_is_its_valid_operand() -> None:
     tile_views = [
         op
         for op in module.walk()
-        if isinstance(op, pto.ViewOp) and op.source.type.__class__.__name__ == "TensorType"
+        if isinstance(op, pto.ViewOp) and isinstance(op.source.type, TensorType)
     ]
     assert len(tile_views) == 2  # g[rows - 1:rows, :] and y[n - 1:n, :]
     for view in tile_views:
@@ -220,6 +221,43 @@ def test_emitted_kernels_compute_the_same(name: str) -> None:
         )
     back = load_source(source, f"{name}_emitted.py", args=call)
     _check(run(back, call, name), golden, name)
+
+
+LOOP_SIZED = """\
+import pypto
+
+
+@pypto.frontend.jit()
+def k(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    for i in pypto.loop(0, 8, 1, name="ROWS", idx_name="i", unroll_list=[4, 1]):
+        pypto.set_vec_tile_shapes(1, 16)
+        prefix = pypto.tensor([i + 1, 16], pypto.DT_FP32, "prefix")
+        prefix[i:i + 1, :] = pypto.view(x, [1, 16], [i, 0]) * 3.0
+        out[i:i + 1, :] = pypto.view(prefix, [1, 16], [prefix.shape[0] - 1, 0])
+"""
+
+
+@pytest.mark.parametrize(
+    "pipeline", [None, "default", "loop-unroll,stitch{max-functions=2}", "emit"]
+)
+def test_a_workspace_sized_by_the_loop_index(pipeline: str | None) -> None:
+    """A workspace made in each iteration with the loop index in its shape (PyPTO 0.2.0's
+    own interpreter keeps the first iteration's size: numpy only); its last row is the
+    one written, so out = 3 * x row by row. The unrolled copies each size their own."""
+    module = load_source(LOOP_SIZED, "rows.py")
+    if pipeline == "emit":
+        source = emit(module)
+        assert re.search(r"pypto\.tensor\(\[\w+, 16\], pypto\.DT_FP32, \"prefix\"\)", source), (
+            source
+        )
+        module = load_source(source, "rows_emitted.py")
+    elif pipeline is not None:
+        apply_pipeline(module, pipeline)
+        workspaces = [op for op in module.walk() if isinstance(op, pto.TensorOp)]
+        assert len(workspaces) == 4  # unrolled by 4 (8 iterations: no tail loop)
+    x = RNG.standard_normal((8, 16)).astype(np.float32)
+    out = run(module, {"x": x})["out"]
+    np.testing.assert_array_equal(out, x * np.float32(3.0))
 
 
 # --------------------------------------------------------------------------- rules
