@@ -13,11 +13,13 @@ traced kernels):
 | a view / slice without `valid_shape` | per dim `max(0, min(size, valid(x) - offset))` |
 | unary ops, casts, `clone`, `logical_not` | the operand's |
 | binary ops, compares, `where` | per dim the first tensor operand's, unless that operand is broadcast there (size 1) |
+| `scatter` / `gather` | the input's / the index's |
+| `gathermask` | the input's, the last dim divided (floor) by the pattern's stride |
 | `sum` / `amax` / `amin` | the operand's, the reduced dim 1 (keepdim) or dropped |
 | `transpose` / `unsqueeze` | the operand's, swapped / a 1 inserted |
 | `matmul` | M of `a`, N of `b` (per the trans flags), batch dims of `a` |
 | `topk` | the operand's, `k` in the dim |
-| `reshape` / `full` without `valid_shape`, `concat`, `expand_clone`, `fillpad`, `index_select` | the result shape |
+| `reshape` / `full` without `valid_shape`, `concat`, `expand_clone`, `fillpad`, `index_select`, `arange` | the result shape |
 
 Values are Python ints where known at trace time, else index values (the view's own
 operands, or `arith` ops computing the clamp). Anything else (a tile from a runtime
@@ -35,7 +37,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from frontends.pypto.kinds import describe, is_mem, static_shape
-from tileir.dialect import pto
+from tileir.dialect import pto, shapes
 
 if TYPE_CHECKING:
     from frontends.pypto.translator import Translator
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
 Dim = int | SSAValue
 
 _SAME_AS_OPERAND = (pto.UnaryOp, pto.CastOp, pto.LogicalNotOp)
-_RESULT_SHAPE = (pto.ConcatOp, pto.ExpandCloneOp, pto.FillpadOp, pto.IndexSelectOp)
+_RESULT_SHAPE = (pto.ConcatOp, pto.ExpandCloneOp, pto.FillpadOp, pto.IndexSelectOp, pto.ArangeOp)
 
 
 def valid_shape(fe: Translator, v: SSAValue, node: ast.AST) -> list[Dim]:
@@ -63,6 +65,21 @@ def valid_shape(fe: Translator, v: SSAValue, node: ast.AST) -> list[Dim]:
         return list(given) if given is not None else fe.shape_of(v, node)
     if isinstance(op, _SAME_AS_OPERAND):
         return valid_shape(fe, op.operands[0], node)
+    if isinstance(op, pto.ScatterOp):
+        return valid_shape(fe, op.input, node)
+    if isinstance(op, pto.GatherOp):
+        return valid_shape(fe, op.index, node)
+    if isinstance(op, pto.GathermaskOp):
+        dims = valid_shape(fe, op.input, node)
+        stride = shapes.gathermask_stride(op.pattern_mode.value.data)
+        last = dims[-1]
+        if stride > 1:
+            last = (
+                last // stride
+                if isinstance(last, int)
+                else _emit(fe, arith.FloorDivSIOp, last, stride, node)
+            )
+        return dims[:-1] + [last]
     if isinstance(op, pto.BinaryOp | pto.WhereOp):
         return _elementwise(fe, op, v, node)
     if isinstance(op, pto.ReduceOp):
@@ -94,8 +111,8 @@ def valid_shape(fe: Translator, v: SSAValue, node: ast.AST) -> list[Dim]:
         node,
         f"tileir does not know the valid shape PyPTO gives the result of '{op.name}' "
         f"({describe(v)}); known: views, reshape, full, elementwise ops, casts, "
-        "reductions, transpose, unsqueeze, matmul, topk, concat, expand_clone, fillpad, "
-        "index_select",
+        "reductions, transpose, unsqueeze, matmul, topk, gather, gathermask, scatter, "
+        "concat, expand_clone, fillpad, index_select, arange",
     )
 
 

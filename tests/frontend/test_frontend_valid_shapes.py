@@ -300,6 +300,15 @@ PROBES = [
     ("expand", lambda t: pypto.expand_clone(t["col"], [4, 16]).valid_shape[0]),
     ("topk k", lambda t: pypto.topk(t["v"], 2, -1)[0].valid_shape[1]),
     ("topk rows", lambda t: pypto.topk(t["v"], 2, -1)[1].valid_shape[0]),
+    ("gather", lambda t: pypto.gather(t["v"], 1, t["ix"]).valid_shape[0]),
+    ("scatter", lambda t: pypto.scatter(t["u"], 1, t["ix"], t["v"]).valid_shape[1]),
+    ("gathermask 1", lambda t: pypto.gathermask(t["u7"], 1).valid_shape[1]),
+    ("gathermask 2", lambda t: pypto.gathermask(t["u7"], 2).valid_shape[1]),
+    ("gathermask 7", lambda t: pypto.gathermask(t["u7"], 7).valid_shape[1]),
+    ("where scalars", lambda t: pypto.where(t["u"] < t["v"], 0.0, 1.0).valid_shape[1]),
+    ("logical_not", lambda t: pypto.logical_not(t["u"] < t["v"]).valid_shape[0]),
+    ("div", lambda t: (t["u"] / t["v"]).valid_shape[1]),
+    ("view of view", lambda t: pypto.view(pypto.view(t["u"], [2, 16], [1, 0]), [1, 16], [1, 0]).valid_shape[0]),
 ]
 
 
@@ -307,6 +316,7 @@ PROBES = [
 def probe(
     x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32),
     w: pypto.Tensor([16, 8], pypto.DT_FP32),
+    idx: pypto.Tensor([4, 16], pypto.DT_INT32),
     ramp: pypto.Tensor([64, 1], pypto.DT_FP32),
     out: pypto.Tensor([pypto.DYNAMIC, len(PROBES)], pypto.DT_FP32),
 ):
@@ -322,6 +332,8 @@ def probe(
             "u": pypto.view(x, [4, 16], [i, 0], valid_shape=[b, 8]),
             "col": pypto.view(x, [4, 1], [i, 0], valid_shape=[b, 1]),
             "row": pypto.view(x, [1, 16], [i, 0], valid_shape=[1, 8]),
+            "u7": pypto.view(x, [4, 16], [i, 0], valid_shape=[b, 7]),
+            "ix": pypto.view(idx, [4, 16], [0, 0], valid_shape=[b, 8]),
         }
         for k, (_, read) in enumerate(PROBES):
             out[i // 4 : i // 4 + 1, k : k + 1] = pypto.view(ramp, [1, 1], [read(t), 0])
@@ -363,6 +375,15 @@ EXPECTED = {
     "expand": lambda n, a, b: 4,
     "topk k": lambda n, a, b: 2,
     "topk rows": lambda n, a, b: a,
+    "gather": lambda n, a, b: b,
+    "scatter": lambda n, a, b: 8,
+    "gathermask 1": lambda n, a, b: 3,
+    "gathermask 2": lambda n, a, b: 3,
+    "gathermask 7": lambda n, a, b: 7,
+    "where scalars": lambda n, a, b: 8,
+    "logical_not": lambda n, a, b: b,
+    "div": lambda n, a, b: 8,
+    "view of view": lambda n, a, b: max(0, min(1, max(0, min(2, b - 1)) - 1)),
 }
 
 
@@ -374,6 +395,7 @@ def test_valid_shape_follows_pypto_through_the_ops(n: int) -> None:
     inputs = {
         "x": x,
         "w": np.zeros((16, 8), np.float32),
+        "idx": np.zeros((4, 16), np.int32),
         "ramp": np.arange(64, dtype=np.float32).reshape(64, 1),
         "out": np.zeros((blocks, len(EXPECTED)), np.float32),
     }
