@@ -19,7 +19,8 @@ lists, valid shapes, inplace, jit options) and types must all match.
 One gap is known and checked by a weaker property: after `loop-unroll`, a tile whose
 size was a `loop_unroll` chunk length keeps a dynamic type with a constant size
 (`tensor<?x64xbf16>` with `sizes(%c8)`); its Python spelling `[8, 64]` reads back as
-the static `tensor<8x64xbf16>`. For such modules the test checks that emitting is a
+the static `tensor<8x64xbf16>` (the same for a `pto.tensor` workspace sized by a
+constant). For such modules the test checks that emitting is a
 fixed point (emit -> read -> emit gives the same text) and that the read-back module
 computes what the original does on the numpy back end.
 """
@@ -88,7 +89,7 @@ def seed_module(seed: SeedKernel, piped: bool) -> ModuleOp:
 
 def has_constant_sized_dynamic_tiles(module: ModuleOp) -> bool:
     return any(
-        isinstance(op, pto.ViewOp | pto.FullOp)
+        isinstance(op, pto.ViewOp | pto.FullOp | pto.TensorOp)
         and any(pto.constant_index(s) is not None for s in op.sizes)
         for op in module.walk()
     )

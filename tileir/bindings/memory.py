@@ -161,8 +161,19 @@ def _read_assemble(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
     fe.emit(pto.AssembleOp(src, dst, offsets), node)
 
 
+def _known_shape(t: SSAValue) -> tuple[int, ...]:
+    """The shape of a memref, with a workspace's `?` dims that a constant sizes."""
+    if not isinstance(t.owner, pto.TensorOp):
+        return shape(t)
+    sizes = iter(t.owner.sizes)
+    return tuple(
+        (pto.constant_index(next(sizes)) or DYNAMIC_INDEX) if s == DYNAMIC_INDEX else s
+        for s in shape(t)
+    )
+
+
 def _write_assemble(w: Any, op: pto.AssembleOp) -> str:
-    if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == shape(op.dst):
+    if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == _known_shape(op.dst):
         return f"{w.use(op.dst)}[:] = {w.use(op.src)}"
     return f"pypto.assemble({w.use(op.src)}, {w.mixed(op.mixed_offsets)}, {w.use(op.dst)})"
 
