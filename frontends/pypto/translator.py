@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from frontends.pypto import composites
+from frontends.pypto import composites, valid_shapes
 from frontends.pypto.composites import COMPOSITES
 from frontends.pypto.evaluator import LiveScope, Scope
 from frontends.pypto.factories import select_kernels
@@ -146,11 +146,17 @@ class Translator(RegionBuilder):
         return self.promoted.get(v, v) if isinstance(v, SSAValue) else v
 
     def shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]:
-        """`t.shape`: ints where static, `memref.dim` / `tensor.dim` where dynamic."""
+        """`t.shape`: ints where static, `memref.dim` / `tensor.dim` where dynamic (the
+        size a `pypto.tensor` workspace was made with, for its `?` dims)."""
         out: list[int | SSAValue] = []
+        sizes = iter(v.owner.sizes if isinstance(v.owner, pto.TensorOp) else ())
         for d, s in enumerate(static_shape(v.type)):
             if s != DYNAMIC_INDEX:
                 out.append(s)
+                continue
+            size = next(sizes, None)
+            if size is not None:
+                out.append(size)
                 continue
             if isinstance(v, BlockArgument) and v.block is self.entry_block:
                 name = self._dyn_name_of(v, d)
@@ -161,6 +167,10 @@ class Translator(RegionBuilder):
             dim_op = memref.DimOp(v, c) if is_mem(v) else tensor.DimOp(v, c)
             out.append(self.emit(dim_op, node).results[0])
         return out
+
+    def valid_shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]:
+        """`t.valid_shape`: the valid shape PyPTO gives `t` (`valid_shapes.py`)."""
+        return valid_shapes.valid_shape(self, v, node)
 
     def _dyn_name_of(self, arg: SSAValue, dim: int) -> str | None:
         for name, (src, d) in self.dyn_sources.items():

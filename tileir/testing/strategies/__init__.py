@@ -22,7 +22,8 @@ What the programs contain (each kernel is one of these *templates*, chosen at ra
   reductions (any dim, keepdim or not), casts with random rounding modes and
   saturation, reshape / transpose / concat / unsqueeze / expand_clone, full, matmul,
   gathermask, topk, index_select / gather (indices from a topk, so always in range),
-  spills through a workspace (write then read back), static tail views (`valid`).
+  spills through a workspace (write then read back; a workspace's first dim is
+  sometimes a `?` with its size an index operand), static tail views (`valid`).
 - `rows`: a `pto.loop` over row tiles of a tensor whose row count is static or a `?`
   dim (`memref.dim`), with a `valid` tail when the tile size does not divide it, a
   random normalised `unroll` list, and either a tile-index or a row-offset loop index;
@@ -199,8 +200,9 @@ def features(module: ModuleOp) -> set[str]:
     """What a module contains, read from its IR (not from the generator's choices):
     `op:<name>` for every op, and `loop`, `loop:unroll`, `loop:dynamic`, `loop:step`,
     `loop:nested`, `tail`, `tail:dynamic`, `dynamic-dims`, `workspace`,
-    `workspace:rmw`, `if:begin`, `if:end`, `outputs:2+`, `broadcast`, `scalar-operand`,
-    `scalar-lhs`, `reduce:keepdim`, `reduce:dropdim`, `reduce:dim0`,
+    `workspace:sized` (a `?` dim with `sizes`), `workspace:rmw`, `if:begin`, `if:end`,
+    `outputs:2+`, `broadcast`, `scalar-operand`, `scalar-lhs`, `reduce:keepdim`,
+    `reduce:dropdim`, `reduce:dim0`,
     `reduce:negative-dim`, `cast:<mode>`, `cast:sat`, `dtype:<type>`, `matmul+vector`,
     `matmul:a_trans`, `matmul:b_trans`, `reshape:inplace`, `arith:<result type>` (scalar
     arithmetic by width).
@@ -247,6 +249,8 @@ def features(module: ModuleOp) -> set[str]:
                     out.add("tail:dynamic")
             if isinstance(op.source.owner, pto.TensorOp):
                 out.add("workspace")
+                if op.source.owner.sizes:
+                    out.add("workspace:sized")
                 loop = op.parent_op()
                 while loop is not None and not isinstance(loop, pto.LoopOp):
                     loop = loop.parent_op()

@@ -240,9 +240,19 @@ class _GenCore:
         return self.draw(st.sampled_from([s for s in SIZES if s <= limit]))
 
     def workspace(self, shape: Sequence[int], dtype: str) -> SSAValue:
-        """A `pto.tensor` at the top of the kernel (one buffer, not one per iteration)."""
-        op = pto.TensorOp(self.fresh("ws"), _memref(shape, dtype))
+        """A `pto.tensor` at the top of the kernel (one buffer, not one per iteration);
+        every second one has its first dim a `?` sized by an index value (`sizes`),
+        decided without a draw so that the programs drawn are otherwise unchanged."""
+        if self.counters.get("ws", 0) % 2 == 0:
+            op = pto.TensorOp(self.fresh("ws"), _memref(shape, dtype))
+            self.builder.insert(op, InsertPoint.at_start(self.block))
+            return op.result
+        size = arith.ConstantOp(IntegerAttr(shape[0], IndexType()))
+        op = pto.TensorOp(
+            self.fresh("ws"), _memref([DYNAMIC_INDEX, *shape[1:]], dtype), [size.result]
+        )
         self.builder.insert(op, InsertPoint.at_start(self.block))
+        self.builder.insert(size, InsertPoint.at_start(self.block))
         return op.result
 
     def settings(self) -> None:
