@@ -24,6 +24,11 @@ class TileirError(DiagnosticException):
     """An error in the user's input, already formatted with its location."""
 
 
+class TileirWarning(UserWarning):
+    """Something in the user's input that tileir reads but that may not mean what was
+    meant (a keyword PyPTO ignores); the text is `file:line:col: warning: ...`."""
+
+
 def location_of(op: Operation) -> str | None:
     """`file:line:col` of an op parsed by `LocatedParser` (or of its closest ancestor)."""
     current: Operation | None = op

@@ -113,8 +113,8 @@ _PY_CMPOPS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 _SAFE_BUILTINS = (
-    "abs all any bool dict divmod enumerate float int isinstance len list max min range "
-    "reversed round sorted str sum tuple zip"
+    "abs all any bool dict divmod enumerate float frozenset int isinstance len list max min "
+    "range reversed round set sorted str sum tuple zip"
 ).split()
 
 FUNCTION = ("frontend", "function")
@@ -663,7 +663,9 @@ class Evaluator:
 
     def expr_Set(self, node: ast.Set, scope: Scope) -> set[Any]:
         """`{8, 4, 2, 1}`: a set of Python constants (`unroll_list` takes one)."""
-        values = self.eval_elts(node.elts, scope)
+        return self.python_set(self.eval_elts(node.elts, scope), node)
+
+    def python_set(self, values: list[Any], node: ast.AST) -> set[Any]:
         for v in values:
             if is_ssa(v) or isinstance(v, Dynamic):
                 self.fail(node, f"a set holds Python constants, got {describe(v)}")
@@ -723,20 +725,52 @@ class Evaluator:
             self.fail(node.test, "a conditional expression needs a condition known at trace time")
         return self.eval(node.body if cond else node.orelse, scope)
 
-    def expr_ListComp(self, node: ast.ListComp, scope: Scope) -> list[Any]:
-        if len(node.generators) != 1 or node.generators[0].is_async:
-            self.fail(node, "only list comprehensions with one `for` are supported")
-        gen = node.generators[0]
-        it = self.resolve(self.eval(gen.iter, scope), gen.iter)
-        if is_ssa(it):
-            self.fail(gen.iter, f"cannot iterate over {describe(it)}")
-        inner = Scope(scope)
+    def comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, scope: Scope
+    ) -> list[Any]:
+        """The values of a comprehension's element (a `(key, value)` pair for a dict), in
+        Python's order: its `for`s nest left to right, each with its `if`s."""
         out: list[Any] = []
-        for v in it:
-            self.trace_step(node)
-            self.assign(gen.target, v, inner, gen.iter)
-            if all(self.resolve(self.eval(c, inner), c) for c in gen.ifs):
-                out.append(self.eval(node.elt, inner))
+
+        def run(i: int, inner: Scope) -> None:
+            if i == len(node.generators):
+                if isinstance(node, ast.DictComp):
+                    out.append((self.eval(node.key, inner), self.eval(node.value, inner)))
+                else:
+                    out.append(self.eval(node.elt, inner))
+                return
+            gen = node.generators[i]
+            if gen.is_async:
+                self.fail(node, "async comprehensions are not supported")
+            it = self.resolve(self.eval(gen.iter, inner), gen.iter)
+            if is_ssa(it):
+                self.fail(gen.iter, f"cannot iterate over {describe(it)}")
+            for v in it:
+                self.trace_step(node)
+                self.assign(gen.target, v, inner, gen.iter)
+                if all(self.resolve(self.eval(c, inner), c) for c in gen.ifs):
+                    run(i + 1, inner)
+
+        run(0, Scope(scope))
+        return out
+
+    def expr_ListComp(self, node: ast.ListComp, scope: Scope) -> list[Any]:
+        return self.comprehension(node, scope)
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp, scope: Scope) -> list[Any]:
+        """`sum(x for x in ...)`: evaluated eagerly, as a list (trace-time values)."""
+        return self.comprehension(node, scope)
+
+    def expr_SetComp(self, node: ast.SetComp, scope: Scope) -> set[Any]:
+        return self.python_set(self.comprehension(node, scope), node)
+
+    def expr_DictComp(self, node: ast.DictComp, scope: Scope) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for k, v in self.comprehension(node, scope):
+            k = self.resolve(k, node.key)
+            if is_ssa(k):
+                self.fail(node.key, f"a dict key must be a Python value, got {describe(k)}")
+            out[k] = v
         return out
 
     def expr_Lambda(self, node: ast.Lambda, scope: Scope) -> Helper:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import inspect
 import types
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -60,13 +61,19 @@ from frontends.pypto.kinds import (
 from frontends.pypto.loader import SOURCES, KernelEntry, looks_like_jit
 from frontends.pypto.standin import JitKernel
 from frontends.pypto.values import Dynamic, Poison, PyptoRef, TensorSpec
-from tileir.diagnostics import TileirError
+from tileir.diagnostics import TileirError, TileirWarning
 from tileir.dialect import dtypes, pto
 
 
 def _sig_set_cache_policy(policy, value): ...
 def _sig_loop(
-    *args, name=None, idx_name=None, unroll_list=None, submit_before_loop=False, parallel=False
+    *args,
+    name=None,
+    idx_name=None,
+    unroll_list=None,
+    submit_before_loop=False,
+    parallel=False,
+    **ignored,
 ): ...
 
 
@@ -341,6 +348,16 @@ class RegionBuilder(Evaluator):
         assert isinstance(call, ast.Call)
         args, kwargs = self.eval_args(call, scope)
         bound = self.bind(_sig_loop, args, kwargs, call, f"pypto.{kind}")
+        for key in bound["ignored"]:
+            # PyPTO's loop reads its keywords with `kwargs.get` and ignores the others
+            warnings.warn(
+                TileirWarning(
+                    f"{self.filename}:{call.lineno}:{call.col_offset + 1}: warning: "
+                    f"pypto.{kind}() ignores the keyword `{key}`, as PyPTO does (it reads "
+                    f"name, idx_name, unroll_list, submit_before_loop and parallel)"
+                ),
+                stacklevel=1,
+            )
         pos = bound["args"]
         if not 1 <= len(pos) <= 3:
             self.fail(call, f"pypto.{kind}() takes 1 to 3 positional arguments, got {len(pos)}")

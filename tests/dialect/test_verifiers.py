@@ -127,12 +127,6 @@ INVALID = {
         "%m = pto.reshape_mem %x : memref<16x64xf32> -> memref<64x16xf32, strided<[1, 64]>>",
         "is not a plain row-major memref",
     ),
-    "assemble-through-reshape-mem": (
-        "%m = pto.reshape_mem %o : memref<16x64xf32> -> memref<32x32xf32>\n"
-        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x32xf32>\n"
-        "pto.assemble %t into %m[0, 0] : tensor<8x32xf32>, memref<32x32xf32>",
-        "'pto.assemble' writes through a pto.reshape_mem alias: PyPTO loses writes",
-    ),
     "reshape-mem-of-tile": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%m = pto.reshape_mem %t : tensor<8x64xf32> -> memref<512xf32>",

@@ -173,6 +173,16 @@ def _known_shape(t: SSAValue) -> tuple[int, ...]:
 
 
 def _write_assemble(w: Any, op: pto.AssembleOp) -> str:
+    if pto.is_alias(op.dst):
+        from tileir.diagnostics import error_at
+
+        raise error_at(
+            op,
+            "'pto.assemble' writes through an inplace reshape of a tensor in memory "
+            "(pto.reshape_mem), which PyPTO 0.2.0 compiles but loses (the tensor stays "
+            "unwritten: measured, and its guides say so); -t pypto cannot write it: "
+            "assemble into the tensor in its own shape (the numpy back end runs it as written)",
+        )
     if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == _known_shape(op.dst):
         return f"{w.use(op.dst)}[:] = {w.use(op.src)}"
     return f"pypto.assemble({w.use(op.src)}, {w.mixed(op.mixed_offsets)}, {w.use(op.dst)})"

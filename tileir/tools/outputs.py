@@ -21,6 +21,7 @@ import shutil
 import signal
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,9 +47,20 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 def exit_on_signals() -> None:
     """Turn SIGTERM / SIGHUP into `Terminated` (SIGINT already raises
-    `KeyboardInterrupt`)."""
+    `KeyboardInterrupt`); and print tileir's located warnings as compilers do (the
+    text alone, not Python's `file:line: Category:` frame)."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_terminated)
+    default = warnings.formatwarning
+
+    def plain(message, category, filename, lineno, line=None):  # noqa: ANN001, ANN202
+        from tileir.diagnostics import TileirWarning
+
+        if issubclass(category, TileirWarning):
+            return f"{message}\n"
+        return default(message, category, filename, lineno, line)
+
+    warnings.formatwarning = plain
 
 
 @contextmanager

@@ -231,9 +231,10 @@ class ViewOp(IRDLOperation):
 @irdl_op_definition
 class AssembleOp(IRDLOperation):
     """`pypto.assemble(src, offsets, dst)`: write a tile (only its valid region) into
-    memory. `x[:] = value` on a workspace is an assemble at offset 0. Not through a
-    `pto.reshape_mem` alias: PyPTO 0.2.0 drops such writes (its own guides say the
-    output "stays all zeros"; tests/frontend/test_frontend_dynamic_reshape.py)."""
+    memory. `x[:] = value` on a workspace is an assemble at offset 0. Into a
+    `pto.reshape_mem` alias it writes the alias's source (the numpy back end runs it);
+    PyPTO 0.2.0 drops such writes (its own guides say the output "stays all zeros";
+    tests/frontend/test_frontend_dynamic_reshape.py), so `-t pypto` refuses them."""
 
     name = "pto.assemble"
     src = operand_def(TensorType)
@@ -262,12 +263,6 @@ class AssembleOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_index_list(self, "offsets", self.static_offsets, self.offsets)
-        if is_alias(self.dst):
-            raise VerifyException(
-                "'pto.assemble' writes through a pto.reshape_mem alias: PyPTO loses writes "
-                "through an inplace reshape of a tensor in memory (the tensor stays "
-                "unwritten); assemble into the tensor in its own shape"
-            )
         src, dst = self.src.type, self.dst.type
         if _elem(src) != _elem(dst):
             raise VerifyException(

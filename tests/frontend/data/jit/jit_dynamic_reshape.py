@@ -2,7 +2,7 @@
 `[tokens, heads, dim]` input is read as `[tokens * heads, dim]` rows (the attention
 kernels' flattening), a static parameter is reshaped as it always was (read whole into a
 tile), the output is written in its own shape and then read back as rows through an
-inplace reshape of it. (Writes go to a tensor's own name: PyPTO loses writes through an
+inplace reshape of it. (Writes should go to a tensor's own name: PyPTO 0.2.0 loses writes through an
 inplace reshape of a tensor in memory.)
 """
 
@@ -62,7 +62,7 @@ def write_through_alias(
     x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32),
     y: pypto.Tensor([pypto.DYNAMIC, 4, 4], pypto.DT_FP32),
 ):
-    """What PyPTO gets wrong (the writes are lost): refused."""
+    """PyPTO 0.2.0 loses these writes: the numpy back end runs it, -t pypto refuses."""
     t = x.shape[0]
     flat = pypto.reshape(y, [t, 16], inplace=True)
     for i in pypto.loop(t, name="rows", idx_name="i"):
