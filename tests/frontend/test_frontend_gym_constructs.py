@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frontends.pypto import load_file
+from frontends.pypto import load_file, load_source
 from tileir.backends.numpy import compile_kernel
+from tileir.backends.numpy import run as run_numpy
 from tileir.backends.pypto import emit
 from tileir.diagnostics import TileirError
 from tileir.dialect import pto
@@ -188,3 +189,36 @@ def test_rms_norm_composite_matches_numpy() -> None:
     golden = x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-5) * w.astype(np.float64)
     np.testing.assert_allclose(out.astype(np.float64), golden, rtol=2**-7, atol=2e-2)
     ast.parse(emit(module))
+
+
+PYTHON_VALUES = """\
+import pypto
+
+
+def factors(n):
+    # a helper the kernel calls at trace time: set and dict comprehensions, two fors
+    pows = {1 << i for i in range(8) if (1 << i) <= n}
+    table = {(a, b): a * b for a in (1, 2) for b in (3, 4)}
+    assert table[(2, 4)] == 8 and sum(v for v in table.values()) == 21
+    return sorted(frozenset(pows), reverse=True)
+
+
+@pypto.frontend.jit
+def rows(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(1, 16)
+    for i in pypto.loop(8, name="L", idx_name="i", unroll=True, unroll_list=set(factors(4))):
+        out[i : i + 1, :] = pypto.view(x, [1, 16], [i, 0]) * 2.0
+"""
+
+
+def test_python_comprehensions_sets_and_an_ignored_loop_keyword(tmp_path) -> None:
+    """PyPTO runs helpers in Python and reads loop keywords with kwargs.get (an unknown
+    one is ignored): tileir reads the same values, and warns at the keyword's call."""
+    from tileir.diagnostics import TileirWarning
+
+    with pytest.warns(TileirWarning, match=r"rows\.py:15:\d+: warning: pypto\.loop\(\) ignores"):
+        module = load_source(PYTHON_VALUES, "rows.py")
+    loop = next(op for op in module.walk() if isinstance(op, pto.LoopOp))
+    assert loop.unroll_list is not None and list(loop.unroll_list.get_values()) == [4, 2, 1]
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    np.testing.assert_array_equal(run_numpy(module, {"x": x})["out"], x * 2)
