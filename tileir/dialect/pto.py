@@ -119,7 +119,7 @@ from tileir.dialect.ops.gather import (
     IndexSelectOp,
     TopkOp,
 )
-from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp
+from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp, ScaledMmOp
 from tileir.dialect.ops.memory import (
     AssembleOp,
     ConcatOp,
@@ -239,6 +239,7 @@ __all__ = [
     "ReshapeOp",
     "RsqrtOp",
     "ScalarType",
+    "ScaledMmOp",
     "ScatterOp",
     "ScatterUpdateOp",
     "SetCubeTileShapesOp",
@@ -333,6 +334,7 @@ PTO = Dialect(
         AmaxOp,
         AminOp,
         MatmulOp,
+        ScaledMmOp,
         GathermaskOp,
         GatherOp,
         IndexSelectOp,
