@@ -70,6 +70,14 @@ EXAMPLES: dict[str, str] = {
     "unsqueeze": "r = pypto.unsqueeze(pypto.exp(x), 0)",
     "expand_clone": "t = pypto.view(x, [4, 1], [0, 0])\nr = pypto.expand_clone(t, [4, 8])",
     "matmul": "r = pypto.matmul(x, y, pypto.DT_FP32, b_trans=True)",
+    "scaled_mm": (
+        'a = pypto.tensor([4, 64], pypto.DT_FP8E4M3, "a")\n'
+        'b = pypto.tensor([8, 64], pypto.DT_FP8E5M2, "b")\n'
+        'sa = pypto.tensor([1, 4, 2], pypto.DT_FP8E8M0, "sa")\n'
+        'sb = pypto.tensor([1, 8, 2], pypto.DT_FP8E8M0, "sb")\n'
+        "r = pypto.scaled_mm(a, b, pypto.DT_FP32, sa, sb, b_trans=True, scale_a_trans=True, "
+        'extend_params={"bias_tensor": pypto.view(x, [1, 8], [0, 0])})'
+    ),
     "gathermask": "r = pypto.gathermask(x, 2)",
     "gather": "r = pypto.gather(x, 1, idx)",
     "index_select": "i = pypto.view(idx, [1, 2], [0, 0])\nr = pypto.index_select(x, 0, i)",
