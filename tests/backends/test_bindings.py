@@ -70,6 +70,7 @@ EXAMPLES: dict[str, str] = {
     "unsqueeze": "r = pypto.unsqueeze(pypto.exp(x), 0)",
     "expand_clone": "t = pypto.view(x, [4, 1], [0, 0])\nr = pypto.expand_clone(t, [4, 8])",
     "matmul": "r = pypto.matmul(x, y, pypto.DT_FP32, b_trans=True)",
+    "round": "r = pypto.round(x, -2)",
     "scaled_mm": (
         'a = pypto.tensor([4, 64], pypto.DT_FP8E4M3, "a")\n'
         'b = pypto.tensor([8, 64], pypto.DT_FP8E5M2, "b")\n'

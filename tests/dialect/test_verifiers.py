@@ -34,6 +34,10 @@ VALID = {
         "%r = pto.sum %t, 1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>\n"
         "%d = pto.div %t, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>"
     ),
+    "round-decimals": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.round %t decimals -2 : tensor<8x64xf32>"
+    ),
     "matmul-trans": (
         "%a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>\n"
         "%m = pto.matmul %a, %a b_trans : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>"
@@ -194,6 +198,11 @@ INVALID = {
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%r = pto.lt %t, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>",
         "wrong result element type",
+    ),
+    "round-int": (
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%r = pto.round %j decimals 1 : tensor<4x2xi32>",
+        "'pto.round' operand has element type i32; the op takes float tiles",
     ),
     "reduce-dim": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"

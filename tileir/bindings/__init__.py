@@ -6,7 +6,7 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 
 | module        | PyPTO functions                                                  |
 |---------------|------------------------------------------------------------------|
-| `elementwise` | neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu, add sub mul div maximum minimum pow, eq ne lt le gt ge, where cast full, clone silu logical_not |
+| `elementwise` | neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu round, add sub mul div maximum minimum pow, eq ne lt le gt ge, where cast full, clone silu logical_not |
 | `reduce`      | sum amax amin                                                    |
 | `memory`      | tensor view assemble Tensor.__getitem__ (`x[i, j]`) reshape transpose concat unsqueeze expand_clone |
 | `matmul`      | matmul scaled_mm (and `CUBE_OPS`, the one place that says they are Cube work) |

@@ -91,6 +91,10 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %n8 = pto.abs %n7 : tensor<4x16xf32>
   %n9 = pto.reciprocal %n8 : tensor<4x16xf32>
   %n10 = pto.relu %n9 : tensor<4x16xf32>
+  %n11 = pto.round %n10 decimals 2 : tensor<4x16xf32>
+  // CHECK: pto.round %{{.*}} decimals 2 : tensor<4x16xf32>
+  %n12 = pto.round %n11 : tensor<4x16xf32>
+  // CHECK: pto.round %{{.*}} : tensor<4x16xf32>
   %b0 = pto.add %n10, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   // CHECK: pto.add %{{.*}}, %{{.*}} : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %b1 = pto.sub %half, %b0 : f32, tensor<4x16xf32> -> tensor<4x16xf32>

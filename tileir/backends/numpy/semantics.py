@@ -1434,6 +1434,22 @@ def silu(x: np.ndarray) -> np.ndarray:
     return _unary_transcendental("silu", x)
 
 
+def round(x: np.ndarray, decimals: int = 0) -> np.ndarray:  # noqa: A001 (PyPTO's name)
+    """`pypto.round(x, decimals)`, as PyPTO 0.2.0 computes it (measured bit for bit in
+    its interpreter on f32, f16, bf16 and decimals -2..3): in float32, `rint(x * 10^d) /
+    10^d` (d < 0: `rint(x / 10^-d) * 10^-d`), `rint` halves to even, each step one float32
+    rounding (so `x * 10^d` may overflow to inf), then RNE to x's dtype."""
+    _require_float("round", x)
+    x32 = _widen(x, F32)
+    p = F32.type(10.0 ** builtins.abs(int(decimals)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if decimals >= 0:
+            r = np.rint(x32 * p) / p
+        else:
+            r = np.rint(x32 / p) * p
+    return _from_f32(r, x.dtype)
+
+
 def logical_not(x: np.ndarray) -> np.ndarray:
     """`pypto.logical_not(x)`: `x == 0` (its docs: "input == 0 ? True : False"), so NaN
     gives False and -0.0 gives True; a bool tensor of x's shape."""
