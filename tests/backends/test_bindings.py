@@ -118,6 +118,11 @@ EXAMPLES: dict[str, str] = {
     ),
     "scatter": ('i = pypto.view(idx, [2, 8], [0, 0])\nr = pypto.scatter(x, 0, i, y, reduce="add")'),
     "scatter_": "i = pypto.view(idx, [2, 8], [0, 0])\npypto.scatter_(out, 0, i, 1.5)",
+    "index_add": "i = pypto.view(idx, [1, 8], [0, 0])\nj = pypto.reshape(i, [8])\nr = pypto.index_add(x, 1, j, y, alpha=2.0)",
+    "index_add_": (
+        "i = pypto.view(idx, [1, 3], [0, 0])\nj = pypto.reshape(i, [3])\n"
+        "u = pypto.view(y, [3, 8], [0, 0])\npypto.index_add_(out, 0, j, u)"
+    ),
     "index_put_": (
         "i = pypto.view(idx, [2, 1], [0, 0])\nj = pypto.reshape(i, [2])\n"
         "u = pypto.view(y, [2, 8], [0, 0])\npypto.index_put_(out, (j,), u, True)"

@@ -622,6 +622,7 @@ def jit_ops(draw: st.DrawFn) -> Case:
                 "scatter_update",
                 "scatter",
                 "index_put",
+                "index_add",
             ]
         )
     )
@@ -701,6 +702,29 @@ def jit_ops(draw: st.DrawFn) -> Case:
         c.lines.append(
             f"%r = pto.scatter {x}, {dim}, {i}, {src}{reduce} : {t}, "
             f"{ty('tensor', index_shape, index_dtype)}, {src_t} -> {t}"
+        )
+        c.results.append(("%r", shape, dtype))
+    elif kind == "index_add":
+        x = c.tile(shape, dtype)
+        rank = len(shape)
+        dim = maybe(draw, draw(st.integers(-rank, rank - 1)), [rank])
+        d = dim % rank
+        n = draw(st.integers(1, 6))
+        index_dtype = maybe(draw, draw(st.sampled_from(["i32", "i64"])), ["i16", "f32"])
+        i = c.tile((n,), index_dtype)
+        c.index_ranges[c.inputs[-1][0]] = shape[d]
+        src_shape = maybe(
+            draw, (*shape[:d], n, *shape[d + 1 :]), [(*shape[:d], n + 1, *shape[d + 1 :])]
+        )
+        src_dtype = maybe(draw, dtype, ["f32", "i32"])
+        src = c.tile(src_shape, src_dtype)
+        alpha = draw(
+            st.sampled_from(["", " alpha 2.000000e+00 : f64", " alpha 5.000000e-01 : f64"])
+        )
+        t = ty("tensor", shape, dtype)
+        c.lines.append(
+            f"%r = pto.index_add {x}, {dim}, {i}, {src}{alpha} : {t}, "
+            f"{ty('tensor', (n,), index_dtype)}, {ty('tensor', src_shape, src_dtype)} -> {t}"
         )
         c.results.append(("%r", shape, dtype))
     elif kind == "deinterleave":
@@ -794,6 +818,7 @@ COVERS: dict[str, list[str]] = {
         "scatter_update",
         "scatter",
         "index_put",
+        "index_add",
         "deinterleave",
     ],
 }

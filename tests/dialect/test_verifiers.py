@@ -199,6 +199,23 @@ INVALID = {
         "%r = pto.lt %t, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>",
         "wrong result element type",
     ),
+    "index-add-alpha-int": (
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%k = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<1x2xi32>\n"
+        "%n = pto.reshape %k : tensor<1x2xi32> -> tensor<2xi32>\n"
+        "%s = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<2x2xi32>\n"
+        "%r = pto.index_add %j, 0, %n, %s alpha 5.000000e-01 : f64 : tensor<4x2xi32>, "
+        "tensor<2xi32>, tensor<2x2xi32> -> tensor<4x2xi32>",
+        "'pto.index_add' alpha 0.5 must be finite and an integer for integer tiles",
+    ),
+    "index-add-source": (
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%k = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<1x2xi32>\n"
+        "%n = pto.reshape %k : tensor<1x2xi32> -> tensor<2xi32>\n"
+        "%r = pto.index_add %j, 0, %n, %j : tensor<4x2xi32>, tensor<2xi32>, tensor<4x2xi32> "
+        "-> tensor<4x2xi32>",
+        "source [4, 2] must be [2, 2] (dim 0 indexed)",
+    ),
     "round-int": (
         "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
         "%r = pto.round %j decimals 1 : tensor<4x2xi32>",

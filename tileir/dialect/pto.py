@@ -139,6 +139,7 @@ from tileir.dialect.ops.reduce import AmaxOp, AminOp, ReduceOp, SumOp
 from tileir.dialect.ops.scatter import (
     SCATTER_REDUCE,
     SCATTER_UPDATE_ELEMENTS,
+    IndexAddOp,
     IndexPutOp,
     ScatterOp,
     ScatterUpdateOp,
@@ -212,6 +213,7 @@ __all__ = [
     "GetTensorDataOp",
     "GeOp",
     "GtOp",
+    "IndexAddOp",
     "IndexPutOp",
     "IndexSelectOp",
     "IsLoopBeginOp",
@@ -361,6 +363,7 @@ PTO = Dialect(
         ScatterUpdateOp,
         ScatterOp,
         IndexPutOp,
+        IndexAddOp,
         DeinterleaveOp,
     ],
     [CastModeAttr, StageUnitAttr],

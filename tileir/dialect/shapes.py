@@ -482,6 +482,19 @@ def index_put(
     return tuple(input)
 
 
+def index_add(input: Sequence[int], index: Sequence[int], source: Sequence[int], dim: int) -> Shape:
+    """`pypto.index_add_(input, dim, index, source)`: a 1-D index of length n, source of
+    the input's rank with n at `dim` and the input's sizes elsewhere. Returns the input's
+    shape."""
+    d = norm_dim(dim, len(input))
+    if len(index) != 1:
+        raise ShapeError(f"index must be 1-D, got {fmt(index)}")
+    want = (*input[:d], index[0], *input[d + 1 :])
+    if len(source) != len(want) or any(_fixed(a, b) for a, b in zip(source, want)):
+        raise ShapeError(f"source {fmt(source)} must be {fmt(want)} (dim {d} indexed)")
+    return tuple(input)
+
+
 def arange_length(start: float, end: float, step: float) -> int:
     """The number of elements of `arange(start, end, step)`: ceil((end - start) / step),
     at least 1 (PyPTO refuses an empty or wrong-way range)."""

@@ -242,3 +242,14 @@ pto.kernel @mx_matmul(%a: memref<128x16xf8E5M2>, %b: memref<128x32xf8E4M3FN>, %s
   // CHECK: pto.scaled_mm %{{.*}}, %{{.*}} scales %{{.*}}, %{{.*}} bias %{{.*}} a_trans scale_a_trans : tensor<128x16xf8E5M2>, tensor<128x32xf8E4M3FN>, tensor<2x16x2xf8E8M0FNU>, tensor<2x32x2xf8E8M0FNU>, tensor<1x32xf32> -> tensor<16x32xbf16>
   pto.assemble %r into %out[0, 0] : tensor<16x32xbf16>, memref<16x32xbf16>
 }
+
+// index_add: `input[index[i]] += alpha * source[i]` along dim, in index order.
+// CHECK-LABEL: pto.kernel @index_add
+pto.kernel @index_add(%x: memref<6x16xbf16>, %idx: memref<8xi32>, %src: memref<8x16xbf16>, %out: memref<6x16xbf16>) {
+  %xt = pto.view %x[0, 0] : memref<6x16xbf16> -> tensor<6x16xbf16>
+  %it = pto.view %idx[0] : memref<8xi32> -> tensor<8xi32>
+  %st = pto.view %src[0, 0] : memref<8x16xbf16> -> tensor<8x16xbf16>
+  %r = pto.index_add %xt, 0, %it, %st alpha 3.000000e-01 : f64 : tensor<6x16xbf16>, tensor<8xi32>, tensor<8x16xbf16> -> tensor<6x16xbf16>
+  // CHECK: pto.index_add %{{.*}}, 0, %{{.*}}, %{{.*}} alpha 3.000000e-01 : f64 : tensor<6x16xbf16>, tensor<8xi32>, tensor<8x16xbf16> -> tensor<6x16xbf16>
+  pto.assemble %r into %out[0, 0] : tensor<6x16xbf16>, memref<6x16xbf16>
+}

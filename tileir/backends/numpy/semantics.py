@@ -1603,6 +1603,54 @@ def scatter(
     return acc.astype(out.dtype)
 
 
+def index_add(
+    input: np.ndarray,
+    dim: int,
+    index: np.ndarray,
+    source: np.ndarray,
+    alpha: float = 1.0,
+    count: int | None = None,
+) -> np.ndarray:
+    """`pypto.index_add(input, dim, index, source, alpha=alpha)` on a copy of `input`:
+    `out[..., index[i], ...] += alpha * source[..., i, ...]` along `dim` for i < `count`
+    (the index's valid length; None: all), one update after another in index order, as
+    PyPTO 0.2.0's interpreter does (measured bit for bit with repeated indices):
+    - f32: each update `f32(out + source * alpha)`, the product and sum exact in float64
+      and rounded once (with alpha 1 the plain float32 sum);
+    - bf16 / f16: alpha is rounded to the dtype (PyPTO's `Element(input.dtype, alpha)`),
+      `source * alpha` is rounded to the dtype, then the sum is (measured on bf16);
+    - integers: exact, wrapped to the dtype (alpha an integer)."""
+    d = _norm_dim("index_add", dim, input.ndim)
+    n = index.shape[0] if count is None else int(count)
+    idx = _check_index("index_add", np.asarray(index)[:n], input.shape[d], d)
+    if source.dtype != input.dtype:
+        raise SemanticsError(
+            f"index_add: source dtype {source.dtype} differs from input's {input.dtype}"
+        )
+    src = np.moveaxis(np.asarray(source), d, 0)[:n]
+    out = np.array(input, copy=True)
+    view = np.moveaxis(out, d, 0)  # writes go to `out`
+    if _is_int(out.dtype):
+        a = np.int64(int(alpha))
+        for k in range(n):
+            with np.errstate(over="ignore"):
+                view[idx[k]] = (view[idx[k]].astype(np.int64) + src[k].astype(np.int64) * a).astype(
+                    out.dtype
+                )
+        return out
+    _require_float("index_add", out)
+    if out.dtype == F32:
+        a64 = np.float64(F32.type(alpha))
+        for k in range(n):
+            view[idx[k]] = (_widen(view[idx[k]]) + _widen(src[k]) * a64).astype(F32)
+        return out
+    a = _widen(np.array(alpha, F32).astype(out.dtype), F32)
+    for k in range(n):
+        product = (_widen(src[k], F32) * a).astype(out.dtype)
+        view[idx[k]] = (_widen(view[idx[k]], F32) + _widen(product, F32)).astype(out.dtype)
+    return out
+
+
 def index_put(
     input: np.ndarray,
     indices: Sequence[np.ndarray],
