@@ -55,5 +55,29 @@ def clip(input: Any, min: Any = None, max: Any = None) -> Any:
     return out
 
 
-COMPOSITES = {"rms_norm": rms_norm, "softmax": softmax, "clip": clip}
+def axpy_(y: Any, x: Any, alpha: Any = 1.0) -> Any:
+    """`pypto.axpy_(y, x, alpha=1.0)` / `y.axpy_(x, alpha=...)`: `y = alpha * x + y`
+    (hicann/pypto docs/zh/api/operation/pypto-axpy_.md; not in PyPTO 0.2.0). `x`
+    broadcasts to `y`, `y` does not; dtypes FP32, FP16, BF16 alike, or an FP16 `x` into an
+    FP32 `y`; BF16 computes in FP32. The update in place is the frontend's (the result
+    rebinds `y`); here it is the value: `alpha * x` rounded, then the sum rounded, as the
+    two PyPTO ops it is written as (with `alpha` 1 the product is exact, so one rounding)."""
+    same = x.dtype == y.dtype and y.dtype in (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16)
+    assert same or (y.dtype == pypto.DT_FP32 and x.dtype == pypto.DT_FP16), (
+        f"pypto.axpy_ takes y and x both DT_FP32, DT_FP16 or DT_BF16, or an FP32 y and an "
+        f"FP16 x; got y {y.dtype.name} and x {x.dtype.name}"
+    )
+    assert len(x.shape) == len(y.shape), (
+        f"pypto.axpy_ needs y and x of one rank, got {len(y.shape)} and {len(x.shape)}"
+    )
+    wide = y.dtype == pypto.DT_BF16
+    acc = pypto.cast(y, pypto.DT_FP32) if wide else y
+    term = pypto.cast(x, pypto.DT_FP32) if x.dtype != acc.dtype else x
+    if alpha != 1:
+        term = pypto.mul(term, alpha)
+    out = pypto.add(acc, term)
+    return pypto.cast(out, y.dtype) if wide else out
+
+
+COMPOSITES = {"rms_norm": rms_norm, "softmax": softmax, "clip": clip, "axpy_": axpy_}
 """`pypto.<name>` -> its composition."""

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from frontends.pypto.composites import COMPOSITES
 from frontends.pypto.kinds import (
     describe,
     element_of,
@@ -227,6 +228,7 @@ class Evaluator:
         def resolve(self, v: Any, node: ast.AST) -> Any: ...
         def tile(self, v: Any, node: ast.AST, what: str = "operand") -> SSAValue: ...
         def shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]: ...
+        def valid_shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]: ...
         def pypto_loop(self, stmt: ast.For, kind: str, scope: Scope) -> None: ...
         def runtime_if(self, stmt: ast.If, cond: SSAValue, scope: Scope) -> None: ...
         def assign_subscript(self, target: ast.Subscript, value: Any, scope: Scope) -> None: ...
@@ -263,6 +265,14 @@ class Evaluator:
         self.statement: ast.stmt | None = None
         """The statement being run (a binding's reader asks whether its call's value is
         dropped: `x.scatter_(...)` on its own line)."""
+        self.method_receiver: ast.expr | None = None
+        """The receiver's expression of the method call being read (`y` of `y.f_(x)`)."""
+        self.call_receiver: ast.expr | None = None
+        """The receiver (or first argument) expression of the PyPTO call being read: an
+        in-place function updates what it names (`update_in_place`)."""
+        self.call_scope: Scope | None = None
+        """The scope of the call being read (an in-place call rebinds its receiver's name
+        there)."""
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
         self.trace_steps = 0
         """Iterations of translation-time loops in the kernel being read."""
@@ -761,12 +771,14 @@ class Evaluator:
         if is_tile(base) or is_mem(base):
             if attr == "shape":
                 return self.shape_of(base, node)
+            if attr == "valid_shape":
+                return self.valid_shape_of(base, node)
             if attr == "dtype":
                 return dtypes.element_type(element_of(base.type))
             if attr == "dim":
                 # An int in newer PyPTO (`rank = x.dim`), a method in 0.2.0 (`x.dim()`).
                 return _Rank(len(static_shape(base.type)))
-            if attr in bindings.BY_PYPTO or attr in ("move", "set_cache_policy"):
+            if attr in bindings.BY_PYPTO or attr in COMPOSITES or attr in _METHODS:
                 return BoundMethod(base, attr)
             self.fail(node, f"tensors have no supported attribute `{attr}`")
         if isinstance(base, dtypes.ElementType):
@@ -971,7 +983,11 @@ class Evaluator:
     def expr_Call(self, node: ast.Call, scope: Scope) -> Any:
         callee = self.resolve(self.eval(node.func, scope), node.func)
         args, kwargs = self.eval_args(node, scope)
-        return self.call(callee, args, kwargs, node)
+        outer, self.call_scope = self.call_scope, scope
+        try:
+            return self.call(callee, args, kwargs, node)
+        finally:
+            self.call_scope = outer
 
     def call(self, callee: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         if isinstance(callee, PyptoRef):
@@ -1117,6 +1133,11 @@ class Evaluator:
                 pto.AssembleOp(src, m.receiver, [0] * len(static_shape(m.receiver.type))), node
             )
             return None
+        # `f = y.f_; f(x)`: no receiver expression; the name `f` holds no tile, so an
+        # in-place update through it is a located error rather than a silent copy
+        self.method_receiver = (
+            node.func.value if isinstance(node.func, ast.Attribute) else node.func
+        )
         return self.call_pypto(PyptoRef((m.name,)), [m.receiver, *args], kwargs, node)
 
     def scalar_func(
@@ -1132,6 +1153,10 @@ class Evaluator:
             )
         op_cls = index_ops.BY_FUNCTION[name]
         return self.emit(op_cls(self.index(a, node), self.index(b, node)), node).results[0]
+
+
+_METHODS = ("move", "set_cache_policy")
+"""Tensor methods that are not PyPTO functions of the same name."""
 
 
 class _Rank(int):

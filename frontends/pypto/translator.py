@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
+from frontends.pypto import composites, valid_shapes
 from frontends.pypto.composites import COMPOSITES
 from frontends.pypto.evaluator import LiveScope, Scope
 from frontends.pypto.factories import select_kernels
@@ -145,11 +146,17 @@ class Translator(RegionBuilder):
         return self.promoted.get(v, v) if isinstance(v, SSAValue) else v
 
     def shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]:
-        """`t.shape`: ints where static, `memref.dim` / `tensor.dim` where dynamic."""
+        """`t.shape`: ints where static, `memref.dim` / `tensor.dim` where dynamic (the
+        size a `pypto.tensor` workspace was made with, for its `?` dims)."""
         out: list[int | SSAValue] = []
+        sizes = iter(v.owner.sizes if isinstance(v.owner, pto.TensorOp) else ())
         for d, s in enumerate(static_shape(v.type)):
             if s != DYNAMIC_INDEX:
                 out.append(s)
+                continue
+            size = next(sizes, None)
+            if size is not None:
+                out.append(size)
                 continue
             if isinstance(v, BlockArgument) and v.block is self.entry_block:
                 name = self._dyn_name_of(v, d)
@@ -160,6 +167,10 @@ class Translator(RegionBuilder):
             dim_op = memref.DimOp(v, c) if is_mem(v) else tensor.DimOp(v, c)
             out.append(self.emit(dim_op, node).results[0])
         return out
+
+    def valid_shape_of(self, v: SSAValue, node: ast.AST) -> list[int | SSAValue]:
+        """`t.valid_shape`: the valid shape PyPTO gives `t` (`valid_shapes.py`)."""
+        return valid_shapes.valid_shape(self, v, node)
 
     def _dyn_name_of(self, arg: SSAValue, dim: int) -> str | None:
         for name, (src, d) in self.dyn_sources.items():
@@ -312,6 +323,48 @@ class Translator(RegionBuilder):
             s = s.parent
         return ws
 
+    def update_in_place(
+        self, name: str, target: Any, result: SSAValue, node: ast.Call, receiver: ast.expr | None
+    ) -> Any:
+        """PyPTO's in-place `pypto.<name>` on `target` (the call's receiver or first
+        argument, written `receiver`), whose new value is `result`: a tensor in memory gets
+        `result` written back whole (PyPTO's `Move`); a computed tile that a local
+        variable holds takes `result` as that variable's new value (`y.axpy_(x)` reads as
+        `y = pypto.axpy_(y, x)`; readers already translated saw the old value, as they ran
+        before the update); a temporary (`pypto.scatter_(a + b, ...)`) is just the result.
+        A tile that a subscript, an attribute or several names hold is a located error:
+        tileir's tiles are values, and the other holders would keep the old one."""
+        if list(static_shape(result.type)) != list(static_shape(target.type)):
+            self.fail(
+                node,
+                f"pypto.{name} updates {describe(target)} in place, but its result "
+                f"{describe(result)} has another shape (the update does not broadcast into it)",
+            )
+        if is_mem(target):
+            self.emit(pto.AssembleOp(result, target, [0] * len(static_shape(target.type))), node)
+            return target
+        if not isinstance(receiver, ast.Name | ast.Subscript | ast.Attribute):
+            return result  # a temporary: nothing else holds it
+        holder = _holder(receiver, target, self.call_scope)
+        if holder is None:
+            self.fail(
+                node,
+                f"pypto.{name} updates a computed tile in place, which tileir models by "
+                f"rebinding the local variable that holds it; name the tile with one "
+                f"(`t = ...` then `t.{name}(...)`), or use the call's result",
+            )
+        scope, var = holder
+        others = [k for k, v in scope.vars.items() if v is target and k != var]
+        if others:
+            self.fail(
+                node,
+                f"pypto.{name} updates the tile `{var}` in place, but `{others[0]}` names the "
+                f"same tile and would keep its old value in tileir (tiles are values); "
+                f"use one name",
+            )
+        scope.vars[var] = result
+        return result
+
     def slice_starts(
         self,
         sl: ast.expr,
@@ -453,6 +506,11 @@ class Translator(RegionBuilder):
         self, ref: PyptoRef, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         path = ref.path
+        # `y.f_(...)`: the receiver's expression (call_method sets it for this call only)
+        receiver, self.method_receiver = self.method_receiver, None
+        if receiver is None and node.args:
+            receiver = node.args[0]
+        self.call_receiver = receiver
         if path == ("frontend", "dynamic"):
             name = self.bind(_sig_dynamic, args, kwargs, node, "pypto.frontend.dynamic")["name"]
             if not isinstance(name, str):
@@ -461,7 +519,11 @@ class Translator(RegionBuilder):
         if path == ("cond",):
             return self.bind(_sig_cond, args, kwargs, node, "pypto.cond")["scalar"]
         if len(path) == 1 and path[0] in COMPOSITES:
-            return self.inline(self.composite(path[0]), args, kwargs, node)
+            result = self.inline_composite(path[0], args, kwargs, node)
+            if path[0].endswith("_") and args:  # in place on its first argument
+                target = self.resolve(args[0], node)
+                return self.update_in_place(path[0], target, result, node, receiver)
+            return result
         if path == ("Tensor",):
             return self.tensor_constructor(args, kwargs, node)
         if path in (("symbolic_scalar",), ("SymbolicScalar",)):
@@ -485,6 +547,20 @@ class Translator(RegionBuilder):
         return binding.read(
             self, self.bind(binding.signature, args, kwargs, node, ref.dotted), node
         )
+
+    def inline_composite(
+        self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> Any:
+        """Inline `pypto.<name>`'s composition; an error inside it (a check of its
+        arguments, an op it cannot build) is reported at the user's call."""
+        try:
+            return self.inline(self.composite(name), args, kwargs, node)
+        except TileirError as e:
+            text = str(e)
+            if not text.startswith(composites.__file__ + ":"):
+                raise
+            message = text.split(": error: ", 1)[1].split("\n", 1)[0]
+            self.fail(node, message.removeprefix("assertion failed: "))
 
     def composite(self, name: str) -> Helper:
         """The `frontends.pypto.composites` function for `pypto.<name>`, to inline, with
@@ -605,3 +681,16 @@ def translate(
                 tr.current, f"internal error while translating this ({type(e).__name__}: {e})"
             ) from e
     return ModuleOp(kernels)
+
+
+def _holder(receiver: ast.expr, target: Any, scope: Scope | None) -> tuple[Scope, str] | None:
+    """The local variable (its scope and name) that holds `target`, when `receiver` (the
+    expression of an in-place call's receiver) is that variable."""
+    if not isinstance(receiver, ast.Name):
+        return None
+    s = scope
+    while s is not None and not isinstance(s, LiveScope):
+        if receiver.id in s.vars:
+            return (s, receiver.id) if s.vars[receiver.id] is target else None
+        s = s.parent
+    return None

@@ -19,7 +19,8 @@ lists, valid shapes, inplace, jit options) and types must all match.
 One gap is known and checked by a weaker property: after `loop-unroll`, a tile whose
 size was a `loop_unroll` chunk length keeps a dynamic type with a constant size
 (`tensor<?x64xbf16>` with `sizes(%c8)`); its Python spelling `[8, 64]` reads back as
-the static `tensor<8x64xbf16>`. For such modules the test checks that emitting is a
+the static `tensor<8x64xbf16>` (the same for a `pto.tensor` workspace sized by a
+constant). For such modules the test checks that emitting is a
 fixed point (emit -> read -> emit gives the same text) and that the read-back module
 computes what the original does on the numpy back end.
 """
@@ -60,6 +61,7 @@ def normalize(module: ModuleOp) -> ModuleOp:
         dims = [
             op for op in kernel.walk() if isinstance(op, memref.DimOp) and op.source in block.args
         ]
+        dims.sort(key=lambda d: (block.args.index(d.source), str(d.index.owner)))
         for op in [*consts, *dims]:
             op.detach()
         anchor = None
@@ -87,7 +89,7 @@ def seed_module(seed: SeedKernel, piped: bool) -> ModuleOp:
 
 def has_constant_sized_dynamic_tiles(module: ModuleOp) -> bool:
     return any(
-        isinstance(op, pto.ViewOp | pto.FullOp)
+        isinstance(op, pto.ViewOp | pto.FullOp | pto.TensorOp)
         and any(pto.constant_index(s) is not None for s in op.sizes)
         for op in module.walk()
     )
@@ -217,6 +219,32 @@ def test_element_reads_round_trip(name: str, piped: bool) -> None:
         DefaultPipelinePass().apply(make_context(), module)
     back = assert_round_trip(module, f"{name}.py")
     assert any(isinstance(op, pto.GetTensorDataOp) for op in back.walk())
+
+
+VALID_SHAPES = Path(__file__).parents[1] / "frontend" / "data" / "jit" / "jit_valid_shapes.py"
+VALID_SHAPE_CALLS = {
+    "chunk_decay": {"x": "10x16xf32", "gate": "10x1xf32", "out": "10x16xf32", "last": "3x16xf32"},
+    "chunk_mix": {"gate": "10x16xf32", "mix": "8x8xf32", "rest": "10x16xf32", "total": "2x16xf32"},
+    "staged_rows": {"x": "10x16xf32", "out": "10x16xf32"},
+    "segment_reverse": {"x": "10x16xf32", "starts": "4xi32", "out": "10x16xf32"},
+}
+
+
+@pytest.mark.parametrize("piped", [False, True], ids=["as-written", "default-pipeline"])
+@pytest.mark.parametrize("name", sorted(VALID_SHAPE_CALLS))
+def test_valid_shapes_and_sized_workspaces_round_trip(name: str, piped: bool) -> None:
+    """`t.valid_shape` is read into the values it stands for, and `pypto.tensor` with
+    run-time sizes into `pto.tensor ... sizes(...)`: written back and read back to the
+    same IR."""
+    module = load_file(VALID_SHAPES, name, args=VALID_SHAPE_CALLS[name])
+    for kernel in module.walk():
+        if isinstance(kernel, pto.KernelOp):
+            del kernel.attributes["shape_annotations"]
+    if piped:
+        DefaultPipelinePass().apply(make_context(), module)
+    back = assert_round_trip(module, f"{name}.py")
+    sized = [op for op in back.walk() if isinstance(op, pto.TensorOp) and op.sizes]
+    assert len(sized) == (name in ("staged_rows", "segment_reverse"))
 
 
 def test_unemittable_condition_is_a_located_error() -> None:

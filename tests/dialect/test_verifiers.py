@@ -350,7 +350,18 @@ INVALID = {
         "%r = pto.transfer %t from vector to vector : tensor<8x64xf32>",
         "goes from one unit to the other",
     ),
-    "workspace-dynamic": ('%w = pto.tensor "w" : memref<?x4xf32>', "must have a static shape"),
+    "workspace-dynamic": (
+        '%w = pto.tensor "w" : memref<?x4xf32>',
+        "'pto.tensor' workspace 'w' has 1 dynamic dims but 0 sizes (one index value per `?`)",
+    ),
+    "workspace-sizes": (
+        '%n = arith.constant 4 : index\n%w = pto.tensor "w" sizes(%n) : memref<8x4xf32>',
+        "'pto.tensor' workspace 'w' has 0 dynamic dims but 1 sizes",
+    ),
+    "workspace-size-zero": (
+        '%n = arith.constant 0 : index\n%w = pto.tensor "w" sizes(%n) : memref<?x4xf32>',
+        "'pto.tensor' workspace 'w': size 0 of dynamic dim 0 is not > 0",
+    ),
 }
 
 

@@ -245,7 +245,10 @@ def k(
 """
 
 ERRORS = [
-    ("t.scatter_(0, j, 1.0)\n", "pypto.scatter_ updates a computed tile in place"),
+    ("[t][0].scatter_(0, j, 1.0)\n", "pypto.scatter_ updates a computed tile in place"),
+    ("u = t; t.scatter_(0, j, 1.0)\n", "but `u` names the same tile"),
+    ("pypto.view(x, [1, 16], [0, 0]).axpy_(t)\n", "has another shape"),
+    ("t.axpy_(j)\n", "pypto.axpy_ takes y and x both DT_FP32"),
     ("pypto.index_put_(t, (j,), t)\n", "index tensors must be 1-D"),
     (
         'out[:] = pypto.fillpad(t, "constant", 1.0)\n',

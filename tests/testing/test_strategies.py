@@ -56,6 +56,7 @@ REQUIRED = {
     "dynamic-dims",
     # memory
     "workspace",
+    "workspace:sized",
     "workspace:rmw",
     "if:begin",
     "if:end",

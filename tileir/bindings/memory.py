@@ -54,9 +54,12 @@ def _valid_kw(w: Any, op: Any) -> str:
 
 
 def _read_tensor(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
-    dims = fe.static_ints(b["shape"], node, "pypto.tensor shape")
-    if not dims or any(d <= 0 for d in dims):
-        fe.fail(node, f"pypto.tensor shape {dims} needs sizes > 0")
+    # Run-time sizes (`x.shape[0]` of a DYNAMIC dim, a loop index, an element read) are
+    # `?` dims sized by the op's `sizes`.
+    dims = fe.mixed(b["shape"], node, "pypto.tensor shape")
+    bad = [d for d in dims if isinstance(d, int) and d <= 0]
+    if not dims or bad:
+        fe.fail(node, f"pypto.tensor shape needs sizes > 0, got {bad[0] if bad else '[]'}")
     if b["dtype"] is None:
         fe.fail(node, "pypto.tensor needs a dtype")
     element = fe.dtype(b["dtype"], node)
@@ -66,12 +69,15 @@ def _read_tensor(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     if not name:
         fe.workspace_count += 1
         name = f"ws{fe.workspace_count}"
-    return fe.emit(pto.TensorOp(name, MemRefType(element.mlir, dims)), node).results[0]
+    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]
+    sizes = [d for d in dims if isinstance(d, SSAValue)]
+    return fe.emit(pto.TensorOp(name, MemRefType(element.mlir, static), sizes), node).results[0]
 
 
 def _write_tensor(w: Any, op: pto.TensorOp) -> str:
     t = op.result.type
-    return f"pypto.tensor({w.shape_of(t)}, {w.dtype(t)}, {w.string(op.buffer_name.data)})"
+    shape = w.shape_of(t, op.sizes)
+    return f"pypto.tensor({shape}, {w.dtype(t)}, {w.string(op.buffer_name.data)})"
 
 
 # --------------------------------------------------------------------------- view
@@ -155,8 +161,19 @@ def _read_assemble(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
     fe.emit(pto.AssembleOp(src, dst, offsets), node)
 
 
+def _known_shape(t: SSAValue) -> tuple[int, ...]:
+    """The shape of a memref, with a workspace's `?` dims that a constant sizes."""
+    if not isinstance(t.owner, pto.TensorOp):
+        return shape(t)
+    sizes = iter(t.owner.sizes)
+    return tuple(
+        (pto.constant_index(next(sizes)) or DYNAMIC_INDEX) if s == DYNAMIC_INDEX else s
+        for s in shape(t)
+    )
+
+
 def _write_assemble(w: Any, op: pto.AssembleOp) -> str:
-    if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == shape(op.dst):
+    if all(o == 0 for o in op.mixed_offsets) and shape(op.src) == _known_shape(op.dst):
         return f"{w.use(op.dst)}[:] = {w.use(op.src)}"
     return f"pypto.assemble({w.use(op.src)}, {w.mixed(op.mixed_offsets)}, {w.use(op.dst)})"
 

@@ -4,10 +4,9 @@
 The `pto` ops are out of place (tiles are values): the result is the updated input.
 PyPTO's in-place forms (`scatter_`, `index_put_`, `x.scatter_(...)`) read as the op
 plus, on a tensor in memory (a kernel argument or a `pypto.tensor` workspace), a write
-of the result back into it: what PyPTO's `input.Move(...)` does. On a computed tile an
-in-place call whose result is dropped has no meaning tileir can give (other names of
-the tile would have to change too), so it is a located error; `t = t.scatter_(...)`
-and `out[:] = pypto.scatter_(t, ...)` read as the op.
+of the result back into it: what PyPTO's `input.Move(...)` does; on a computed tile held
+by a local variable, the variable takes the result (see the frontend's
+`update_in_place`).
 
 PyPTO 0.2.0 work-around: `index_put_` exists only in place, so the writer emits
 `tileir_index_put(input, indices, values, accumulate)`, which clones the input, puts
@@ -47,26 +46,11 @@ INDEX_PUT = Helper(
 )
 
 
-def _discarded(fe: Any, node: ast.AST) -> bool:
-    """The call is a statement of its own (`x.scatter_(...)`): its value is dropped."""
-    stmt = fe.statement
-    return isinstance(stmt, ast.Expr) and stmt.value is node
-
-
 def _in_place(fe: Any, name: str, target: Any, op: Operation, node: ast.AST) -> Any:
     """Emit `op` (the out-of-place form of `pypto.<name>` on `target`) and give PyPTO's
-    in-place meaning: a tensor in memory gets the result written back whole."""
+    in-place meaning (the frontend's `update_in_place`)."""
     result = fe.emit(op, node).results[0]
-    if is_mem(target):
-        fe.emit(pto.AssembleOp(result, target, [0] * len(shape(target))), node)
-        return target
-    if _discarded(fe, node):
-        fe.fail(
-            node,
-            f"pypto.{name} updates a computed tile in place, which tileir does not model; "
-            f"apply it to a tensor in memory, or use its result (`t = pypto.{name}(t, ...)`)",
-        )
-    return result
+    return fe.update_in_place(name, target, result, node, fe.call_receiver)
 
 
 # --------------------------------------------------------------------------- scatter_update

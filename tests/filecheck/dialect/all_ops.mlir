@@ -13,6 +13,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
   %s = memref.dim %x, %c0 : memref<?x64xbf16>
   %ws = pto.tensor "acc" : memref<8x64xf32>
   // CHECK: pto.tensor "acc" : memref<8x64xf32>
+  %rows = pto.tensor "rows" sizes(%s) : memref<?x64xf32>
+  // CHECK: pto.tensor "rows" sizes(%{{.*}}) : memref<?x64xf32>
   %c2 = arith.constant 2 : index
   %s2 = arith.muli %s, %c2 : index
   %xr = pto.reshape_mem %x sizes(%s2) : memref<?x64xbf16> -> memref<?x32xbf16>

@@ -101,24 +101,46 @@ class _AllocatesResult(MemoryEffect):
 
 @irdl_op_definition
 class TensorOp(IRDLOperation):
-    """`pypto.tensor(shape, dtype, name)`: a workspace buffer (mutable memory)."""
+    """`pypto.tensor(shape, dtype, name)`: a workspace buffer (mutable memory). A shape
+    with run-time sizes (`x.shape[0]` of a `pypto.DYNAMIC` dim, a loop index, an element
+    read) has `?` dims that take their size from `sizes`, one index value per `?` in
+    order, as `memref.alloc`'s dynamic sizes.
+
+    ```mlir
+    %ws = pto.tensor "acc" : memref<4x64xf32>
+    %rows = pto.tensor "rows" sizes(%n) : memref<?x64xf32>
+    ```
+    """
 
     name = "pto.tensor"
     buffer_name = prop_def(StringAttr, prop_name="name")
+    sizes = var_operand_def(IndexType)
     result = result_def(MemRefType)
     traits = traits_def(_AllocatesResult())
-    assembly_format = "$name attr-dict `:` type($result)"
+    assembly_format = "$name (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($result)"
 
-    def __init__(self, name: str, type: MemRefType):
-        super().__init__(properties={"name": StringAttr(name)}, result_types=[type])
+    def __init__(self, name: str, type: MemRefType, sizes: Sequence[SSAValue] = ()):
+        super().__init__(
+            operands=[list(sizes)], properties={"name": StringAttr(name)}, result_types=[type]
+        )
 
     def verify_(self) -> None:
         _check_element_type(self, self.result.type, "workspace")
-        verify_dims(self, _shape(self.result.type), "workspace")
-        if DYNAMIC_INDEX in _shape(self.result.type):
+        shape = _shape(self.result.type)
+        verify_dims(self, shape, "workspace")
+        if len(self.sizes) != shape.count(DYNAMIC_INDEX):
             raise VerifyException(
-                f"'pto.tensor' workspace {self.buffer_name.data!r} must have a static shape"
+                f"'pto.tensor' workspace {self.buffer_name.data!r} has "
+                f"{shape.count(DYNAMIC_INDEX)} dynamic dims but {len(self.sizes)} sizes "
+                "(one index value per `?`)"
             )
+        for d, v in enumerate(self.sizes):
+            c = _static_or_constant(v)
+            if c is not None and c <= 0:
+                raise VerifyException(
+                    f"'pto.tensor' workspace {self.buffer_name.data!r}: size {c} of dynamic "
+                    f"dim {d} is not > 0"
+                )
 
 
 @irdl_op_definition

@@ -20,12 +20,14 @@ def scaled_rows(
 ):
     pypto.set_vec_tile_shapes(TILE, 32)
     # rows are independent: PyPTO may schedule the iterations in parallel
-    for r_idx in pypto.loop(ROW_LOOPS, name="LOOP_ROWS", idx_name="r_idx", parallel=True,
-                            unroll_list={8, 4, 2, 1}):
-        rows = x[r_idx * TILE:(r_idx + 1) * TILE, :]
-        y[r_idx * TILE:(r_idx + 1) * TILE, :] = pypto.exp(rows) * 0.5
-    for b_idx, n in pypto.loop_unroll(0, ROWS, 1, name="LOOP_SHIFT", idx_name="b_idx",
-                                      unroll_list=UNROLL_SET, parallel=True):
+    for r_idx in pypto.loop(
+        ROW_LOOPS, name="LOOP_ROWS", idx_name="r_idx", parallel=True, unroll_list={8, 4, 2, 1}
+    ):
+        rows = x[r_idx * TILE : (r_idx + 1) * TILE, :]
+        y[r_idx * TILE : (r_idx + 1) * TILE, :] = pypto.exp(rows) * 0.5
+    for b_idx, n in pypto.loop_unroll(
+        0, ROWS, 1, name="LOOP_SHIFT", idx_name="b_idx", unroll_list=UNROLL_SET, parallel=True
+    ):
         blk = pypto.view(x, [4, 32], [b_idx, 0], valid_shape=[n, 32])
         z[b_idx:, :] = blk + 1.0
 
@@ -77,12 +79,18 @@ def dequant_matmul(
     pypto.set_cube_tile_shapes([M_TILE, M_TILE], [K, K], [N, N])
     scale = float(SCALE)
     for m_idx in pypto.loop(0, M // M_TILE, 1, name="LOOP_M", idx_name="m_idx"):
-        a_view = a[m_idx * M_TILE:(m_idx + 1) * M_TILE, :]
-        out[m_idx * M_TILE:(m_idx + 1) * M_TILE, :] = pypto.matmul(
-            a_view, b, pypto.DT_FP16, extend_params={"scale": scale, "relu_type": pypto.ReLuType.NO_RELU}
+        a_view = a[m_idx * M_TILE : (m_idx + 1) * M_TILE, :]
+        out[m_idx * M_TILE : (m_idx + 1) * M_TILE, :] = pypto.matmul(
+            a_view,
+            b,
+            pypto.DT_FP16,
+            extend_params={"scale": scale, "relu_type": pypto.ReLuType.NO_RELU},
         )
-        relu_out[m_idx * M_TILE:(m_idx + 1) * M_TILE, :] = pypto.matmul(
-            a_view, b, pypto.DT_FP16, extend_params={"scale": scale, "relu_type": pypto.ReLuType.RELU}
+        relu_out[m_idx * M_TILE : (m_idx + 1) * M_TILE, :] = pypto.matmul(
+            a_view,
+            b,
+            pypto.DT_FP16,
+            extend_params={"scale": scale, "relu_type": pypto.ReLuType.RELU},
         )
 
 
@@ -93,8 +101,9 @@ def quant_matmul(
     out: pypto.Tensor([M, N], pypto.DT_INT8),
 ):
     pypto.set_cube_tile_shapes([M, M], [K, K], [N, N])
-    out[:] = pypto.matmul(x1, x2, pypto.DT_INT8, a_trans=False, b_trans=True,
-                          extend_params={"scale": 3.0})
+    out[:] = pypto.matmul(
+        x1, x2, pypto.DT_INT8, a_trans=False, b_trans=True, extend_params={"scale": 3.0}
+    )
 
 
 @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
@@ -131,8 +140,9 @@ def masked_rows(
     is_ignore = pypto.eq(labels[:, :], ignore)
     mask[:] = pypto.where(is_ignore, 0.0, 1.0)
     is_big = pypto.gt(x[:, :], pypto.Element(pypto.DT_FP16, 0.5))
-    halves[:] = pypto.where(is_big, pypto.Element(pypto.DT_FP16, 0.5),
-                            pypto.Element(pypto.DT_FP16, -0.25))
+    halves[:] = pypto.where(
+        is_big, pypto.Element(pypto.DT_FP16, 0.5), pypto.Element(pypto.DT_FP16, -0.25)
+    )
 
 
 class RowScaler:

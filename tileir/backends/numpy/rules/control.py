@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from tileir.backends.numpy.interpreter import Env, Step, _Compiler
+from tileir.backends.numpy.compiler import Env, Step, _Compiler
 from tileir.dialect import pto
 
 

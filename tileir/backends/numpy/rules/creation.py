@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import semantics
-from tileir.backends.numpy.interpreter import Env, Step, _Compiler, numpy_dtype
+from tileir.backends.numpy.compiler import Env, Step, _Compiler, numpy_dtype
 from tileir.dialect import pto
 
 

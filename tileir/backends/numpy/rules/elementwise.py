@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.backends.numpy.interpreter import (
+from tileir.backends.numpy.compiler import (
     Env,
     Step,
     _Compiler,

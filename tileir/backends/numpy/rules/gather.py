@@ -7,7 +7,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Operation, SSAValue
 
 from tileir.backends.numpy import semantics
-from tileir.backends.numpy.interpreter import (
+from tileir.backends.numpy.compiler import (
     Env,
     Step,
     _Compiler,

@@ -6,15 +6,15 @@ import numpy as np
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.backends.numpy.interpreter import (
+from tileir.backends.numpy.compiler import (
     Env,
     Step,
     _Compiler,
-    _defined_inside,
     _normalize_valid,
     _rank,
     numpy_dtype,
 )
+from tileir.backends.numpy.loops import _defined_inside
 from tileir.dialect import pto
 
 

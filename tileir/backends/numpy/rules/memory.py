@@ -12,11 +12,9 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.backends.numpy.interpreter import (
+from tileir.backends.numpy.compiler import (
     Env,
     Step,
-    _batched_assemble,
-    _batched_memory_view,
     _Compiler,
     _Fallback,
     _IndexList,
@@ -28,14 +26,24 @@ from tileir.backends.numpy.interpreter import (
     _tile_shape,
     numpy_dtype,
 )
+from tileir.backends.numpy.loops import _batched_assemble, _batched_memory_view
+from tileir.diagnostics import error_at
 from tileir.dialect import pto
 
 
 def tensor_rule(c: _Compiler, op: Operation) -> Step:
+    """A new zeroed buffer each time the op runs; `?` dims sized by the `sizes` values of
+    this run."""
     assert isinstance(op, pto.TensorOp)
-    shape, dtype, r = _shape(op.result.type), numpy_dtype(op.result.type), c.slot(op.result)
+    dtype, r = numpy_dtype(op.result.type), c.slot(op.result)
+    shape_of = _result_shape(c, op.result.type, op.sizes)
 
     def run(env: Env) -> None:
+        shape = tuple(_scalar(s) for s in shape_of(env))
+        if min(shape, default=0) < 0:
+            raise error_at(
+                op, f"workspace {op.buffer_name.data!r} of shape {list(shape)}: a size is negative"
+            )
         env[r] = np.zeros(shape, dtype)
 
     return run

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths
-from tileir.backends.numpy.interpreter import Env, Step, _Compiler, _normalize_valid, _rank, _shape
+from tileir.backends.numpy.compiler import Env, Step, _Compiler, _normalize_valid, _rank, _shape
 from tileir.backends.numpy.rules.elementwise import _semantics_name
 from tileir.dialect import pto
 
