@@ -240,7 +240,8 @@ class Translator(RegionBuilder):
         if not is_mem(dst):
             self.fail(target, f"cannot assign into {describe(dst)}")
         rank = len(static_shape(dst.type))
-        offsets = self.slice_starts(target.slice, rank, scope)
+        indexed: list[int] = []
+        offsets = self.slice_starts(target.slice, rank, scope, indexed, static_shape(dst.type))
         src = self.resolve(value, target)
         if is_number(src):
             t = dst.type
@@ -254,7 +255,22 @@ class Translator(RegionBuilder):
                 pto.FullOp(self.scalar(src, t.get_element_type(), target), ttype, sizes=sizes),
                 target,
             ).results[0]
-        src = drop_unit_dims(self, self.tile(src, target, "the assigned value"), rank, target)
+        src = self.tile(src, target, "the assigned value")
+        if indexed and len(static_shape(src.type)) == rank - len(indexed):
+            # `t[i] = v`: v reshaped with a size-1 dim at each index, as PyPTO does
+            dims = list(static_shape(src.type))
+            if DYNAMIC_INDEX in dims:
+                self.fail(
+                    target, f"cannot assign {describe(src)} at an index: its shape is dynamic"
+                )
+            for d in indexed:
+                dims.insert(d, 1)
+            src = self.read_call(
+                "reshape",
+                {"input": src, "shape": dims, "valid_shape": None, "inplace": False},
+                target,
+            )
+        src = drop_unit_dims(self, src, rank, target)
         if len(static_shape(src.type)) != rank:
             self.fail(
                 target,
@@ -349,23 +365,52 @@ class Translator(RegionBuilder):
         scope.vars[var] = result
         return result
 
-    def slice_starts(self, sl: ast.expr, rank: int, scope: Scope) -> list[int | SSAValue]:
+    def slice_starts(
+        self,
+        sl: ast.expr,
+        rank: int,
+        scope: Scope,
+        indexed: list[int] | None = None,
+        dims: Sequence[int] | None = None,
+    ) -> list[int | SSAValue]:
+        """The offsets of `x[a:, :]`. With `indexed` (a list to fill), an integer or index
+        value (`x[i] = v`, `x[i, 1:3] = v`) is also taken, as PyPTO's `Tensor.__setitem__`
+        takes it: a size-1 dim at that offset (negative Python ints count from `dims`),
+        its position appended to `indexed`."""
         items = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         if any(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items):
             items = [i for i in items if not (isinstance(i, ast.Constant) and i.value is Ellipsis)]
         if len(items) > rank:
             self.fail(sl, f"{len(items)} indices for a rank-{rank} tensor")
         out: list[int | SSAValue] = []
-        for it in items:
+        for d, it in enumerate(items):
             if not isinstance(it, ast.Slice):
-                self.fail(
-                    it,
-                    "only slices (`x[:]`, `x[a:, :]`) are supported when assigning into a tensor",
-                )
+                v = None if indexed is None else self.resolve(self.eval(it, scope), it)
+                if v is None or not (
+                    is_index(v) or (isinstance(v, int) and not isinstance(v, bool))
+                ):
+                    self.fail(
+                        it,
+                        "only slices (`x[:]`, `x[a:, :]`) and integer indices (`x[i] = v`) "
+                        "are supported when assigning into a tensor",
+                    )
+                size = dims[d] if dims is not None and dims[d] != DYNAMIC_INDEX else None
+                if isinstance(v, int) and v < 0 and size is not None:
+                    v += size
+                if isinstance(v, int) and (v < 0 or (size is not None and v >= size)):
+                    self.fail(it, f"index {v} is out of range for dim {d} of size {size}")
+                assert indexed is not None
+                indexed.append(d)
+                out.extend(self.mixed([v], it, "index"))
+                continue
             if it.step is not None:
                 self.fail(it, "sliced assignment with a step is not supported")
             start = 0 if it.lower is None else self.eval(it.lower, scope)
             out.extend(self.mixed([start], it, "slice start"))
+        if indexed is not None and len(indexed) == rank:
+            self.fail(
+                sl, "assigning one element (`x[i, j] = v`, PyPTO's SetTensorData) is not supported"
+            )
         return out + [0] * (rank - len(out))
 
     def tensor_subscript(self, base: SSAValue, node: ast.Subscript, scope: Scope) -> SSAValue:

@@ -70,6 +70,15 @@ EXAMPLES: dict[str, str] = {
     "unsqueeze": "r = pypto.unsqueeze(pypto.exp(x), 0)",
     "expand_clone": "t = pypto.view(x, [4, 1], [0, 0])\nr = pypto.expand_clone(t, [4, 8])",
     "matmul": "r = pypto.matmul(x, y, pypto.DT_FP32, b_trans=True)",
+    "round": "r = pypto.round(x, -2)",
+    "scaled_mm": (
+        'a = pypto.tensor([4, 64], pypto.DT_FP8E4M3, "a")\n'
+        'b = pypto.tensor([8, 64], pypto.DT_FP8E5M2, "b")\n'
+        'sa = pypto.tensor([1, 4, 2], pypto.DT_FP8E8M0, "sa")\n'
+        'sb = pypto.tensor([1, 8, 2], pypto.DT_FP8E8M0, "sb")\n'
+        "r = pypto.scaled_mm(a, b, pypto.DT_FP32, sa, sb, b_trans=True, scale_a_trans=True, "
+        'extend_params={"bias_tensor": pypto.view(x, [1, 8], [0, 0])})'
+    ),
     "gathermask": "r = pypto.gathermask(x, 2)",
     "gather": "r = pypto.gather(x, 1, idx)",
     "index_select": "i = pypto.view(idx, [1, 2], [0, 0])\nr = pypto.index_select(x, 0, i)",
@@ -109,6 +118,11 @@ EXAMPLES: dict[str, str] = {
     ),
     "scatter": ('i = pypto.view(idx, [2, 8], [0, 0])\nr = pypto.scatter(x, 0, i, y, reduce="add")'),
     "scatter_": "i = pypto.view(idx, [2, 8], [0, 0])\npypto.scatter_(out, 0, i, 1.5)",
+    "index_add": "i = pypto.view(idx, [1, 8], [0, 0])\nj = pypto.reshape(i, [8])\nr = pypto.index_add(x, 1, j, y, alpha=2.0)",
+    "index_add_": (
+        "i = pypto.view(idx, [1, 3], [0, 0])\nj = pypto.reshape(i, [3])\n"
+        "u = pypto.view(y, [3, 8], [0, 0])\npypto.index_add_(out, 0, j, u)"
+    ),
     "index_put_": (
         "i = pypto.view(idx, [2, 1], [0, 0])\nj = pypto.reshape(i, [2])\n"
         "u = pypto.view(y, [2, 8], [0, 0])\npypto.index_put_(out, (j,), u, True)"

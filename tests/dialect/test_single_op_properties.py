@@ -32,7 +32,12 @@ from tileir.backends.pypto import emit
 from tileir.diagnostics import TileirError
 from tileir.dialect import pto
 from tileir.dialect.pto import CAST_MODES
-from tileir.dialect.shapes import MATMUL_OUT_DTYPES
+from tileir.dialect.shapes import (
+    MATMUL_OUT_DTYPES,
+    SCALED_MM_IN_DTYPES,
+    SCALED_MM_OUT_DTYPES,
+    SCALED_MM_SCALE_DTYPE,
+)
 from tileir.testing import random_inputs
 
 FLOATS = ("f32", "f16", "bf16")
@@ -448,6 +453,52 @@ def matmul(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def scaled_mm(draw: st.DrawFn) -> Case:
+    c = Case("pto.scaled_mm")
+    m, n = draw(st.sampled_from(SIZES)), draw(st.sampled_from(SIZES))
+    k0 = draw(st.sampled_from([1, 2]))
+    k = maybe(draw, 64 * k0, [32, 64 * k0 + 1])
+    flags = {
+        f: draw(st.booleans()) for f in ("a_trans", "b_trans", "scale_a_trans", "scale_b_trans")
+    }
+    a_shape = (k, m) if flags["a_trans"] else (m, k)
+    b_shape = (n, k) if flags["b_trans"] else (k, n)
+    sa_shape = maybe(
+        draw, (k0, m, 2) if flags["scale_a_trans"] else (m, k0, 2), [(m, k0), (m, k0, 1)]
+    )
+    sb_shape = maybe(draw, (n, k0, 2) if flags["scale_b_trans"] else (k0, n, 2), [(k0 + 1, n, 2)])
+    a_dt, b_dt = (
+        maybe(draw, draw(st.sampled_from(SCALED_MM_IN_DTYPES)), ["bf16", "i8"]) for _ in "ab"
+    )
+    s_dt = maybe(draw, SCALED_MM_SCALE_DTYPE, ["f8E4M3FN", "f32"])
+    out_dt = maybe(draw, draw(st.sampled_from(SCALED_MM_OUT_DTYPES)), ["i8", "i32"])
+    tiles = [
+        c.tile(sh, dt)
+        for sh, dt in ((a_shape, a_dt), (b_shape, b_dt), (sa_shape, s_dt), (sb_shape, s_dt))
+    ]
+    types = [
+        ty("tensor", a_shape, a_dt),
+        ty("tensor", b_shape, b_dt),
+        ty("tensor", sa_shape, s_dt),
+        ty("tensor", sb_shape, s_dt),
+    ]
+    bias = ""
+    if draw(st.booleans()):
+        bs = maybe(draw, draw(st.sampled_from([(n,), (1, n)])), [(2, n)])
+        b_ty = draw(st.sampled_from(SCALED_MM_OUT_DTYPES))
+        bias = f" bias {c.tile(bs, b_ty)}"
+        types.append(ty("tensor", bs, b_ty))
+    out = maybe(draw, (m, n), [(m, n + 1)])
+    words = "".join(f" {f}" for f, on in flags.items() if on)
+    c.lines.append(
+        f"%r = pto.scaled_mm {tiles[0]}, {tiles[1]} scales {tiles[2]}, {tiles[3]}{bias}{words} : "
+        f"{', '.join(types)} -> {ty('tensor', out, out_dt)}"
+    )
+    c.results.append(("%r", out, out_dt))
+    return c
+
+
+@st.composite
 def indexing(draw: st.DrawFn) -> Case:
     kind = draw(st.sampled_from(INDEXING))
     c = Case(f"pto.{kind}")
@@ -571,6 +622,7 @@ def jit_ops(draw: st.DrawFn) -> Case:
                 "scatter_update",
                 "scatter",
                 "index_put",
+                "index_add",
             ]
         )
     )
@@ -652,6 +704,29 @@ def jit_ops(draw: st.DrawFn) -> Case:
             f"{ty('tensor', index_shape, index_dtype)}, {src_t} -> {t}"
         )
         c.results.append(("%r", shape, dtype))
+    elif kind == "index_add":
+        x = c.tile(shape, dtype)
+        rank = len(shape)
+        dim = maybe(draw, draw(st.integers(-rank, rank - 1)), [rank])
+        d = dim % rank
+        n = draw(st.integers(1, 6))
+        index_dtype = maybe(draw, draw(st.sampled_from(["i32", "i64"])), ["i16", "f32"])
+        i = c.tile((n,), index_dtype)
+        c.index_ranges[c.inputs[-1][0]] = shape[d]
+        src_shape = maybe(
+            draw, (*shape[:d], n, *shape[d + 1 :]), [(*shape[:d], n + 1, *shape[d + 1 :])]
+        )
+        src_dtype = maybe(draw, dtype, ["f32", "i32"])
+        src = c.tile(src_shape, src_dtype)
+        alpha = draw(
+            st.sampled_from(["", " alpha 2.000000e+00 : f64", " alpha 5.000000e-01 : f64"])
+        )
+        t = ty("tensor", shape, dtype)
+        c.lines.append(
+            f"%r = pto.index_add {x}, {dim}, {i}, {src}{alpha} : {t}, "
+            f"{ty('tensor', (n,), index_dtype)}, {ty('tensor', src_shape, src_dtype)} -> {t}"
+        )
+        c.results.append(("%r", shape, dtype))
     elif kind == "deinterleave":
         shape = (*shape[:-1], maybe(draw, 2 * shape[-1], [2 * shape[-1] + 1]))
         x = c.tile(shape, dtype)
@@ -704,6 +779,7 @@ CASES = {
     "workspace": workspace(),
     "reshape_mem": reshape_mem(),
     "matmul": matmul(),
+    "scaled_mm": scaled_mm(),
     "indexing": indexing(),
     "settings": settings_ops(),
     "loop": loop(),
@@ -724,6 +800,7 @@ COVERS: dict[str, list[str]] = {
     "workspace": ["tensor"],
     "reshape_mem": ["reshape_mem"],
     "matmul": ["matmul"],
+    "scaled_mm": ["scaled_mm"],
     "indexing": INDEXING,
     "settings": [
         "set_vec_tile_shapes",
@@ -741,6 +818,7 @@ COVERS: dict[str, list[str]] = {
         "scatter_update",
         "scatter",
         "index_put",
+        "index_add",
         "deinterleave",
     ],
 }

@@ -34,6 +34,10 @@ VALID = {
         "%r = pto.sum %t, 1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>\n"
         "%d = pto.div %t, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>"
     ),
+    "round-decimals": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.round %t decimals -2 : tensor<8x64xf32>"
+    ),
     "matmul-trans": (
         "%a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<16x64xf32>\n"
         "%m = pto.matmul %a, %a b_trans : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>"
@@ -188,6 +192,28 @@ INVALID = {
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%r = pto.lt %t, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>",
         "wrong result element type",
+    ),
+    "index-add-alpha-int": (
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%k = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<1x2xi32>\n"
+        "%n = pto.reshape %k : tensor<1x2xi32> -> tensor<2xi32>\n"
+        "%s = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<2x2xi32>\n"
+        "%r = pto.index_add %j, 0, %n, %s alpha 5.000000e-01 : f64 : tensor<4x2xi32>, "
+        "tensor<2xi32>, tensor<2x2xi32> -> tensor<4x2xi32>",
+        "'pto.index_add' alpha 0.5 must be finite and an integer for integer tiles",
+    ),
+    "index-add-source": (
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%k = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<1x2xi32>\n"
+        "%n = pto.reshape %k : tensor<1x2xi32> -> tensor<2xi32>\n"
+        "%r = pto.index_add %j, 0, %n, %j : tensor<4x2xi32>, tensor<2xi32>, tensor<4x2xi32> "
+        "-> tensor<4x2xi32>",
+        "source [4, 2] must be [2, 2] (dim 0 indexed)",
+    ),
+    "round-int": (
+        "%j = pto.view %i[0, 0] : memref<4x2xi32> -> tensor<4x2xi32>\n"
+        "%r = pto.round %j decimals 1 : tensor<4x2xi32>",
+        "'pto.round' operand has element type i32; the op takes float tiles",
     ),
     "reduce-dim": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
@@ -346,6 +372,94 @@ def test_invalid_ops_are_rejected_with_a_located_message(name: str) -> None:
     text = str(info.value)
     assert message in text
     assert text.startswith(f"{name}.mlir:"), text
+
+
+def _scaled_mm(
+    a="16x128xf8E4M3FN",
+    b="128x32xf8E5M2",
+    sa="16x2x2xf8E8M0FNU",
+    sb="2x32x2xf8E8M0FNU",
+    out="16x32xf32",
+    flags="",
+    bias="",
+) -> str:
+    """A kernel around one `pto.scaled_mm` of these types (`bias`: the bias type)."""
+    args = [("a", a), ("b", b), ("sa", sa), ("sb", sb)] + ([("bias", bias)] if bias else [])
+    zeros = {n: ", ".join("0" * len(t.split("x")[:-1])) for n, t in args}
+    head = ", ".join(f"%{n}: memref<{t}>" for n, t in args)
+    views = "\n".join(
+        f"%{n}_t = pto.view %{n}[{zeros[n]}] : memref<{t}> -> tensor<{t}>" for n, t in args
+    )
+    with_bias = " bias %bias_t" if bias else ""
+    types = ", ".join(f"tensor<{t}>" for _, t in args)
+    return (
+        f"pto.kernel @k({head}) {{\n{views}\n"
+        f"%r = pto.scaled_mm %a_t, %b_t scales %sa_t, %sb_t{with_bias}{flags} : {types} "
+        f"-> tensor<{out}>\n}}\n"
+    )
+
+
+SCALED_MM_VALID = {
+    "plain": _scaled_mm(),
+    "all-trans": _scaled_mm(
+        a="128x16xf8E5M2",
+        b="32x128xf8E4M3FN",
+        sa="2x16x2xf8E8M0FNU",
+        sb="32x2x2xf8E8M0FNU",
+        out="16x32xbf16",
+        flags=" a_trans b_trans scale_a_trans scale_b_trans",
+    ),
+    "bias": _scaled_mm(bias="1x32xf16", out="16x32xf16"),
+}
+
+SCALED_MM_INVALID = {
+    "rank": (_scaled_mm(a="1x16x128xf8E4M3FN"), "operands must be 2-D, got [1, 16, 128]"),
+    "scale-rank": (_scaled_mm(sa="16x4xf8E8M0FNU"), "scales must be 3-D, got [16, 4]"),
+    "k-align": (
+        _scaled_mm(
+            a="16x96xf8E4M3FN", b="96x32xf8E5M2", sa="16x1x2xf8E8M0FNU", sb="1x32x2xf8E8M0FNU"
+        ),
+        "K=96 must be a multiple of 64",
+    ),
+    "scale-a-k": (
+        _scaled_mm(sa="16x4x2xf8E8M0FNU"),
+        "scale_a shape [16, 4, 2] should be [16, 2, 2]",
+    ),
+    "scale-a-trans": (
+        _scaled_mm(flags=" scale_a_trans"),
+        "scale_a shape [16, 2, 2] should be [2, 16, 2] (scale_a_trans)",
+    ),
+    "scale-b-n": (
+        _scaled_mm(sb="2x16x2xf8E8M0FNU"),
+        "scale_b shape [2, 16, 2] should be [2, 32, 2]",
+    ),
+    "scale-pair": (
+        _scaled_mm(sb="2x32x1xf8E8M0FNU"),
+        "scale_b shape [2, 32, 1] should be [2, 32, 2]",
+    ),
+    "operand-dtype": (_scaled_mm(a="16x128xbf16"), "mat_a has bf16 elements"),
+    "scale-dtype": (_scaled_mm(sb="2x32x2xf8E4M3FN"), "scale_b has f8E4M3FN elements; scales are"),
+    "out-dtype": (_scaled_mm(out="16x32xi8"), "out element type i8 is not one of f16, bf16, f32"),
+    "bias-dtype": (_scaled_mm(bias="1x32xi32"), "bias element type i32 is not one of"),
+    "bias-shape": (_scaled_mm(bias="2x32xf32"), "bias shape [2, 32] should be [32] or [1, 32]"),
+    "result": (_scaled_mm(out="16x16xf32"), "result shape [16, 16] should be [16, 32]"),
+    "k-mismatch": (_scaled_mm(b="64x32xf8E5M2"), "contraction dims differ"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALED_MM_VALID))
+def test_scaled_mm_verifies(name: str) -> None:
+    parse_module(SCALED_MM_VALID[name], f"{name}.mlir")
+
+
+@pytest.mark.parametrize("name", sorted(SCALED_MM_INVALID))
+def test_scaled_mm_rules_are_located_errors(name: str) -> None:
+    text, message = SCALED_MM_INVALID[name]
+    with pytest.raises(TileirError) as info:
+        parse_module(text, f"{name}.mlir")
+    got = str(info.value)
+    assert got.startswith(f"{name}.mlir:") and "'pto.scaled_mm'" in got, got
+    assert message in got, got
 
 
 def test_kernel_arguments_must_be_memrefs() -> None:

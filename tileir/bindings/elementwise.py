@@ -420,7 +420,27 @@ def _write_logical_not(w: Any, op: pto.LogicalNotOp) -> str:
     return f"pypto.logical_not({w.use(op.input)})"
 
 
+def _sig_round(input, decimals=0): ...
+
+
+def _read_round(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    decimals = fe.resolve(b["decimals"], node)
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        fe.fail(node, f"pypto.round decimals must be a Python int, got {fe.describe(decimals)}")
+    x = fe.tile(b["input"], node)
+    if dtypes.element_type(_elem(x)).kind != "float":
+        fe.fail(node, f"pypto.round takes a float tensor, got {fe.describe(x)}")
+    return fe.emit(pto.RoundOp(x, decimals), node).results[0]
+
+
+def _write_round(w: Any, op: pto.RoundOp) -> str:
+    if op.decimals is None:
+        return f"pypto.round({w.use(op.input)})"
+    return f"pypto.round({w.use(op.input)}, {op.decimals.value.data})"
+
+
 register(
+    Binding("round", pto.RoundOp, _sig_round, _read_round, _write_round, rules.round_rule, "round"),
     unary("clone", pto.CloneOp),
     unary("silu", pto.SiluOp, SILU),
     Binding(

@@ -1,4 +1,4 @@
-"""`pypto.matmul`: the one op that runs on the Cube core.
+"""`pypto.matmul` and `pypto.scaled_mm`: the ops that run on the Cube core.
 
 `CUBE_OPS` is where "matmul is Cube work" is written: the stage split, stitching and
 the PyPTO writer's rank rule (PyPTO does not check a Cube op's rank against the vector
@@ -20,7 +20,7 @@ from tileir.bindings.binding import Binding, register
 from tileir.bindings.reading import shape
 from tileir.dialect import dtypes, pto, shapes
 
-CUBE_OPS: tuple[type[Operation], ...] = (pto.MatmulOp,)
+CUBE_OPS: tuple[type[Operation], ...] = (pto.MatmulOp, pto.ScaledMmOp)
 """Ops that run on the Cube core; every other tile op is Vector work."""
 
 
@@ -147,5 +147,100 @@ register(
         _write_matmul,
         rules.matmul_rule,
         "matmul",
+    )
+)
+
+
+# --------------------------------------------------------------------------- scaled_mm
+
+
+def _sig_scaled_mm(
+    mat_a,
+    mat_b,
+    out_dtype,
+    scale_a,
+    scale_b,
+    *,
+    a_trans=False,
+    b_trans=False,
+    scale_a_trans=False,
+    scale_b_trans=False,
+    c_matrix_nz=False,
+    extend_params=None,
+): ...
+
+
+SCALED_MM_FLAGS = ("a_trans", "b_trans", "scale_a_trans", "scale_b_trans")
+
+SCALED_MM_ARCH_NOTE = (
+    "# tileir: PyPTO 0.2.0 compiles scaled_mm (fp8 operands) for DAV_3510 (Ascend 950) "
+    "only; on DAV_2201 it reports FC3000"
+)
+"""The comment `-t pypto` writes on a `pypto.scaled_mm` line: PyPTO 0.2.0 has the function,
+but its Cube checks refuse fp8 operands on any other architecture, the CPU's included."""
+
+
+def _read_scaled_mm(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    a = fe.tile(b["mat_a"], node, "mat_a")
+    m2 = fe.tile(b["mat_b"], node, "mat_b")
+    out = fe.dtype(b["out_dtype"], node, "scaled_mm out_dtype")
+    sa = fe.tile(b["scale_a"], node, "scale_a")
+    sb = fe.tile(b["scale_b"], node, "scale_b")
+    if b["c_matrix_nz"]:
+        fe.fail(node, "pypto.scaled_mm c_matrix_nz=True is not supported")
+    flags = {}
+    for name in SCALED_MM_FLAGS:
+        value = fe.resolve(b[name], node)
+        if not isinstance(value, bool):  # PyPTO 0.2.0 checks a_trans / b_trans the same way
+            fe.fail(node, f"pypto.scaled_mm {name} must be a bool, got {fe.describe(value)}")
+        flags[name] = value
+    bias = None
+    params = fe.resolve(b["extend_params"], node)
+    if params is not None:
+        if not isinstance(params, dict):
+            fe.fail(node, f"extend_params must be a dict, got {fe.describe(params)}")
+        for key in params:
+            if key != "bias_tensor":
+                fe.fail(
+                    node,
+                    f"pypto.scaled_mm extend_params key {key!r} is not supported "
+                    "(supported: 'bias_tensor')",
+                )
+        if "bias_tensor" in params:
+            bias = fe.tile(params["bias_tensor"], node, "bias_tensor")
+    short = [dtypes.element_type(v.type.element_type).short for v in (a, m2, sa, sb)]
+    try:
+        out_shape = shapes.scaled_mm(shape(a), shape(m2), shape(sa), shape(sb), **flags)
+        shapes.scaled_mm_dtypes(
+            *short,
+            out.short,
+            dtypes.element_type(bias.type.element_type).short if bias is not None else None,
+        )
+        if bias is not None:
+            shapes.matmul_bias(shape(bias), out_shape)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.scaled_mm {e}")
+    op = pto.ScaledMmOp(a, m2, sa, sb, TensorType(out.mlir, out_shape), bias=bias, **flags)
+    return fe.emit(op, node).results[0]
+
+
+def _write_scaled_mm(w: Any, op: pto.ScaledMmOp) -> str:
+    args = [w.use(op.a), w.use(op.b), w.dtype(op.result.type), w.use(op.scale_a)]
+    args.append(w.use(op.scale_b))
+    args += [f"{name}=True" for name in SCALED_MM_FLAGS if getattr(op, name) is not None]
+    if op.bias is not None:
+        args.append(f'extend_params={{"bias_tensor": {w.use(op.bias)}}}')
+    return f"pypto.scaled_mm({', '.join(args)})  {SCALED_MM_ARCH_NOTE}"
+
+
+register(
+    Binding(
+        "scaled_mm",
+        pto.ScaledMmOp,
+        _sig_scaled_mm,
+        _read_scaled_mm,
+        _write_scaled_mm,
+        rules.scaled_mm_rule,
+        "scaled_mm",
     )
 )

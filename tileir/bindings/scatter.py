@@ -1,5 +1,5 @@
 """Writing by index: `pypto.scatter_update` (the paged KV-cache write), `scatter` /
-`scatter_` (torch.scatter) and `index_put_`.
+`scatter_` (torch.scatter), `index_put_` and `index_add` / `index_add_`.
 
 The `pto` ops are out of place (tiles are values): the result is the updated input.
 PyPTO's in-place forms (`scatter_`, `index_put_`, `x.scatter_(...)`) read as the op
@@ -16,6 +16,7 @@ into the clone and returns it; the frontend reads a call of it back as the op.
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any
 
 from xdsl.ir import Operation, SSAValue
@@ -23,12 +24,13 @@ from xdsl.ir import Operation, SSAValue
 from tileir.backends.numpy.rules import scatter as rules
 from tileir.bindings.binding import BY_OP, HELPER_OPS, Binding, Helper, alias, register
 from tileir.bindings.reading import is_index, is_mem, is_number, is_tile, shape
-from tileir.dialect import pto, shapes
+from tileir.dialect import dtypes, pto, shapes
 
 
 def _sig_scatter_update(input, dim, index, src): ...
 def _sig_scatter(input, dim, index, src, *, reduce=None): ...
 def _sig_index_put(input, indices, values, accumulate=False): ...
+def _sig_index_add(input, dim, index, source, *, alpha=1): ...
 
 
 INDEX_PUT = Helper(
@@ -154,7 +156,53 @@ def _write_index_put(w: Any, op: pto.IndexPutOp) -> str:
     return f"{INDEX_PUT.name}({w.use(op.input)}, ({indices},), {w.use(op.values)}{acc})"
 
 
+# --------------------------------------------------------------------------- index_add_
+
+
+def _index_add_op(fe: Any, name: str, b: dict[str, Any], node: ast.AST) -> pto.IndexAddOp:
+    x = fe.tile(b["input"], node, f"pypto.{name} input")
+    dim = fe.const_int(b["dim"], node, f"pypto.{name} dim")
+    idx = fe.tile(b["index"], node, f"pypto.{name} index")
+    src = fe.tile(b["source"], node, f"pypto.{name} source")
+    alpha = fe.resolve(b["alpha"], node)
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not math.isfinite(alpha):
+        fe.fail(
+            node, f"pypto.{name} alpha must be a finite Python number, got {fe.describe(alpha)}"
+        )
+    if dtypes.element_type(x.type.get_element_type()).is_int and alpha != int(alpha):
+        fe.fail(node, f"pypto.{name} alpha {alpha} must be an integer for an integer tensor")
+    try:
+        shapes.index_add(shape(x), shape(idx), shape(src), dim)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.{name}: {e}")
+    return pto.IndexAddOp(x, dim, idx, src, None if alpha == 1 else float(alpha))
+
+
+def _read_index_add(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
+    return fe.emit(_index_add_op(fe, "index_add", b, node), node).results[0]
+
+
+def _read_index_add_(fe: Any, b: dict[str, Any], node: ast.AST) -> Any:
+    target = fe.resolve(b["input"], node)
+    return _in_place(fe, "index_add_", target, _index_add_op(fe, "index_add_", b, node), node)
+
+
+def _write_index_add(w: Any, op: pto.IndexAddOp) -> str:
+    args = f"{w.use(op.input)}, {op.dim.value.data}, {w.use(op.index)}, {w.use(op.source)}"
+    alpha = f", alpha={op.alpha.value.data!r}" if op.alpha is not None else ""
+    return f"pypto.index_add({args}{alpha})"
+
+
 register(
+    Binding(
+        "index_add",
+        pto.IndexAddOp,
+        _sig_index_add,
+        _read_index_add,
+        _write_index_add,
+        rules.index_add_rule,
+        "index_add",
+    ),
     Binding(
         "scatter_update",
         pto.ScatterUpdateOp,
@@ -209,3 +257,14 @@ alias(
 )
 HELPER_OPS[INDEX_PUT.name] = INDEX_PUT.name
 """A call of the helper reads through its own (out-of-place) entry, not `index_put_`'s."""
+alias(
+    Binding(
+        "index_add_",
+        pto.IndexAddOp,
+        _sig_index_add,
+        _read_index_add_,
+        _write_index_add,
+        rules.index_add_rule,
+        "index_add",
+    )
+)

@@ -102,6 +102,7 @@ from tileir.dialect.ops.elementwise import (
     PrecisionUnaryOp,
     ReciprocalOp,
     ReluOp,
+    RoundOp,
     RsqrtOp,
     SigmoidOp,
     SiluOp,
@@ -119,7 +120,7 @@ from tileir.dialect.ops.gather import (
     IndexSelectOp,
     TopkOp,
 )
-from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp
+from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp, ScaledMmOp
 from tileir.dialect.ops.memory import (
     AssembleOp,
     ConcatOp,
@@ -138,6 +139,7 @@ from tileir.dialect.ops.reduce import AmaxOp, AminOp, ReduceOp, SumOp
 from tileir.dialect.ops.scatter import (
     SCATTER_REDUCE,
     SCATTER_UPDATE_ELEMENTS,
+    IndexAddOp,
     IndexPutOp,
     ScatterOp,
     ScatterUpdateOp,
@@ -211,6 +213,7 @@ __all__ = [
     "GetTensorDataOp",
     "GeOp",
     "GtOp",
+    "IndexAddOp",
     "IndexPutOp",
     "IndexSelectOp",
     "IsLoopBeginOp",
@@ -237,8 +240,10 @@ __all__ = [
     "ReluOp",
     "ReshapeMemOp",
     "ReshapeOp",
+    "RoundOp",
     "RsqrtOp",
     "ScalarType",
+    "ScaledMmOp",
     "ScatterOp",
     "ScatterUpdateOp",
     "SetCubeTileShapesOp",
@@ -314,6 +319,7 @@ PTO = Dialect(
         AbsOp,
         ReciprocalOp,
         ReluOp,
+        RoundOp,
         AddOp,
         SubOp,
         MulOp,
@@ -333,6 +339,7 @@ PTO = Dialect(
         AmaxOp,
         AminOp,
         MatmulOp,
+        ScaledMmOp,
         GathermaskOp,
         GatherOp,
         IndexSelectOp,
@@ -356,6 +363,7 @@ PTO = Dialect(
         ScatterUpdateOp,
         ScatterOp,
         IndexPutOp,
+        IndexAddOp,
         DeinterleaveOp,
     ],
     [CastModeAttr, StageUnitAttr],

@@ -215,6 +215,82 @@ def matmul_dtypes(inputs: str, out: str, bias: str | None = None, *, scaled: boo
         )
 
 
+MX_BLOCK = 32
+"""Elements of K that share one scale in `pypto.scaled_mm` (the MX block): a scale tensor's
+last two dims `[K / 64, 2]` are K / 32 blocks, block `j` covering `K[32 j, 32 j + 32)`."""
+
+SCALED_MM_IN_DTYPES = ("f8E4M3FN", "f8E5M2")
+"""`pypto.scaled_mm` operand types (PyPTO's docs: fp8 e4m3 / e5m2, either with either;
+DT_FP4_E2M1 is not a tileir type)."""
+
+SCALED_MM_SCALE_DTYPE = "f8E8M0FNU"
+"""The scale type of `pypto.scaled_mm`: DT_FP8E8M0, a power of two 2^(bits - 127)."""
+
+SCALED_MM_OUT_DTYPES = ("f16", "bf16", "f32")
+"""`pypto.scaled_mm` out types without the fixpipe (PyPTO's docs, table 3), also the bias
+types; the quantising DT_INT8 out of table 4 needs a fixpipe scale tileir does not read."""
+
+
+def scaled_mm(
+    a: Sequence[int],
+    b: Sequence[int],
+    scale_a: Sequence[int],
+    scale_b: Sequence[int],
+    *,
+    a_trans: bool,
+    b_trans: bool,
+    scale_a_trans: bool,
+    scale_b_trans: bool,
+) -> Shape:
+    """`pypto.scaled_mm`'s shapes, PyPTO 0.2.0's checks: `a` [M, K] and `b` [K, N] are
+    2-D (after `a_trans` / `b_trans`); `scale_a` is [M, K / 64, 2] (`scale_a_trans`:
+    [K / 64, M, 2]), `scale_b` [K / 64, N, 2] (`scale_b_trans`: [N, K / 64, 2]); K is a
+    multiple of 64. Returns [M, N]."""
+    if len(a) != 2 or len(b) != 2:
+        raise ShapeError(f"operands must be 2-D, got {fmt(a)} and {fmt(b)}")
+    if len(scale_a) != 3 or len(scale_b) != 3:
+        raise ShapeError(f"scales must be 3-D, got {fmt(scale_a)} and {fmt(scale_b)}")
+    out = matmul(a, b, a_trans=a_trans, b_trans=b_trans)
+    m, n = out
+    k = a[0] if a_trans else a[1]
+    if k != DYNAMIC_INDEX and k % 64:
+        raise ShapeError(f"K={k} must be a multiple of 64 (two MX blocks of {MX_BLOCK})")
+    k0 = DYNAMIC_INDEX if k == DYNAMIC_INDEX else k // 64
+    want_a = (k0, m, 2) if scale_a_trans else (m, k0, 2)
+    want_b = (n, k0, 2) if scale_b_trans else (k0, n, 2)
+    for what, got, want, flag in (
+        ("scale_a", scale_a, want_a, scale_a_trans),
+        ("scale_b", scale_b, want_b, scale_b_trans),
+    ):
+        if not shapes_compatible(got, want):
+            raise ShapeError(
+                f"{what} shape {fmt(got)} should be {fmt(want)}"
+                f"{f' ({what}_trans)' if flag else ''} for M={fmt([m])[1:-1]}, "
+                f"K={fmt([k])[1:-1]}, N={fmt([n])[1:-1]}"
+            )
+    return out
+
+
+def scaled_mm_dtypes(
+    a: str, b: str, scale_a: str, scale_b: str, out: str, bias: str | None = None
+) -> None:
+    """Element types of `pypto.scaled_mm` (short names): fp8 operands, e8m0 scales,
+    `SCALED_MM_OUT_DTYPES` out and bias."""
+    for what, t in (("mat_a", a), ("mat_b", b)):
+        if t not in SCALED_MM_IN_DTYPES:
+            raise ShapeError(
+                f"{what} has {t} elements; scaled_mm takes {', '.join(SCALED_MM_IN_DTYPES)}"
+            )
+    for what, t in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if t != SCALED_MM_SCALE_DTYPE:
+            raise ShapeError(f"{what} has {t} elements; scales are {SCALED_MM_SCALE_DTYPE}")
+    for what, t in (("out", out), ("bias", bias)):
+        if t is not None and t not in SCALED_MM_OUT_DTYPES:
+            raise ShapeError(
+                f"{what} element type {t} is not one of {', '.join(SCALED_MM_OUT_DTYPES)}"
+            )
+
+
 def concat(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
     """Sizes add up along `dim`; every other dim must match."""
     if not shapes:
@@ -403,6 +479,19 @@ def index_put(
     want = (n, *input[len(indices) :])
     if len(values) != len(want) or any(_fixed(a, b) for a, b in zip(values, want)):
         raise ShapeError(f"values {fmt(values)} must be {fmt(want)} (no broadcasting)")
+    return tuple(input)
+
+
+def index_add(input: Sequence[int], index: Sequence[int], source: Sequence[int], dim: int) -> Shape:
+    """`pypto.index_add_(input, dim, index, source)`: a 1-D index of length n, source of
+    the input's rank with n at `dim` and the input's sizes elsewhere. Returns the input's
+    shape."""
+    d = norm_dim(dim, len(input))
+    if len(index) != 1:
+        raise ShapeError(f"index must be 1-D, got {fmt(index)}")
+    want = (*input[:d], index[0], *input[d + 1 :])
+    if len(source) != len(want) or any(_fixed(a, b) for a, b in zip(source, want)):
+        raise ShapeError(f"source {fmt(source)} must be {fmt(want)} (dim {d} indexed)")
     return tuple(input)
 
 

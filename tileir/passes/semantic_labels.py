@@ -15,7 +15,7 @@ Rule table (`RULES`): the *pattern* rules that match are joined with `-` in tabl
 
 | label        | kind     | the stage contains                                          |
 | ------------ | -------- | ----------------------------------------------------------- |
-| `linear`     | pattern  | a matmul whose right operand is a 2-D weight read from a kernel argument |
+| `linear`     | pattern  | a matmul (or scaled_mm) whose right operand is a 2-D weight read from a kernel argument |
 | `matmul`     | pattern  | any other matmul (attention scores, batched matmul ...)     |
 | `rmsnorm`    | pattern  | `sum` and `rsqrt` (or `sqrt`)                               |
 | `rope`       | pattern  | two `mul`s, an `add`, a `sub` or `neg`, and a `concat`, `gathermask` or `transpose` |
@@ -142,7 +142,7 @@ def stage_facts(stage: pto.StageOp) -> StageFacts:
             casts_to.add(_elem_name(op.result.type))  # type: ignore[attr-defined]
             casts_from.add(_elem_name(op.input.type))  # type: ignore[attr-defined]
         elif (
-            kind is pto.MatmulOp
+            kind in (pto.MatmulOp, pto.ScaledMmOp)
             and len(op.b.type.get_shape()) == 2  # type: ignore[attr-defined]
             and _reads_kernel_argument(op.b)  # type: ignore[attr-defined]
         ):
@@ -168,9 +168,12 @@ def _any(f: StageFacts, *names: str) -> bool:
     return any(f.ops[f"pto.{n}"] > 0 for n in names)
 
 
+_MATMULS = ("matmul", "scaled_mm")
+"""The ops the `linear` / `matmul` labels are about (`scaled_mm`: PyPTO's MX matmul)."""
+
 RULES: tuple[Rule, ...] = (
-    Rule("linear", "pattern", lambda f: _has(f, "matmul") and f.weight_matmul),
-    Rule("matmul", "pattern", lambda f: _has(f, "matmul") and not f.weight_matmul),
+    Rule("linear", "pattern", lambda f: _any(f, *_MATMULS) and f.weight_matmul),
+    Rule("matmul", "pattern", lambda f: _any(f, *_MATMULS) and not f.weight_matmul),
     Rule("rmsnorm", "pattern", lambda f: _has(f, "sum") and _any(f, "rsqrt", "sqrt")),
     Rule(
         "rope",

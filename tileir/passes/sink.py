@@ -57,6 +57,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import EffectInstance, MemoryEffectKind, get_effects
 
+from tileir.bindings.matmul import CUBE_OPS
 from tileir.dialect import pto
 
 _SETTINGS = (
@@ -139,7 +140,7 @@ class SinkInvariants(RewritePattern):
     ) -> bool:
         if o.dialect_name() != "pto" or o.regions or isinstance(o, _SETTINGS):
             return False
-        if isinstance(o, pto.MatmulOp) or not o.results:
+        if isinstance(o, CUBE_OPS) or not o.results:
             return False
         if not all(isinstance(r.type, TensorType) for r in o.results):
             return False

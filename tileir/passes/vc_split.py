@@ -290,7 +290,7 @@ def _elem_bytes(t: TensorType) -> int:
     return row.numpy.itemsize if row is not None else 4
 
 
-def _matmul_sizes(op: pto.MatmulOp) -> tuple[int, int, int]:
+def _matmul_sizes(op: pto.MatmulOp | pto.ScaledMmOp) -> tuple[int, int, int]:
     a = list(op.a.type.get_shape())  # type: ignore[union-attr]
     b = list(op.b.type.get_shape())  # type: ignore[union-attr]
     m, k = (a[-1], a[-2]) if op.a_trans else (a[-2], a[-1])
@@ -335,7 +335,7 @@ def _set_shapes(
         stage.tile_shape = _i64_array(shape)
     elif stage.unit.data == "cube" and stage.cube_tile is None:
         tile = cube
-        if tile is None and isinstance(op, pto.MatmulOp):
+        if tile is None and isinstance(op, pto.MatmulOp | pto.ScaledMmOp):
             m, k, n = _matmul_sizes(op)
             tile = derive_cube_tile(m, k, n, _elem_bytes(op.a.type), platform)  # type: ignore[arg-type]
         if tile is not None:

@@ -93,6 +93,10 @@ pto.kernel @math(%a: memref<4x16xf32>, %b: memref<16x8xf16>, %bias: memref<8xf32
   %n8 = pto.abs %n7 : tensor<4x16xf32>
   %n9 = pto.reciprocal %n8 : tensor<4x16xf32>
   %n10 = pto.relu %n9 : tensor<4x16xf32>
+  %n11 = pto.round %n10 decimals 2 : tensor<4x16xf32>
+  // CHECK: pto.round %{{.*}} decimals 2 : tensor<4x16xf32>
+  %n12 = pto.round %n11 : tensor<4x16xf32>
+  // CHECK: pto.round %{{.*}} : tensor<4x16xf32>
   %b0 = pto.add %n10, %half : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   // CHECK: pto.add %{{.*}}, %{{.*}} : tensor<4x16xf32>, f32 -> tensor<4x16xf32>
   %b1 = pto.sub %half, %b0 : f32, tensor<4x16xf32> -> tensor<4x16xf32>
@@ -225,4 +229,29 @@ pto.kernel @element_reads(%table: memref<?x4xi32>, %lens: memref<3xi32>, %x: mem
   %off = arith.addi %blk, %first : index
   %t = pto.view %x[%off, 0] valid [%n, 8] : memref<16x8xf32> -> tensor<4x8xf32>
   pto.assemble %t into %out[0, 0] : tensor<4x8xf32>, memref<4x8xf32>
+}
+
+// The MX matmul: fp8 operands, one e8m0 scale per 32 of K ([M, K/64, 2] and [K/64, N, 2],
+// each flag swapping the first two dims), an optional bias.
+// CHECK-LABEL: pto.kernel @mx_matmul
+pto.kernel @mx_matmul(%a: memref<128x16xf8E5M2>, %b: memref<128x32xf8E4M3FN>, %sa: memref<2x16x2xf8E8M0FNU>, %sb: memref<2x32x2xf8E8M0FNU>, %bias: memref<1x32xf32>, %out: memref<16x32xbf16>) {
+  %at = pto.view %a[0, 0] : memref<128x16xf8E5M2> -> tensor<128x16xf8E5M2>
+  %bt = pto.view %b[0, 0] : memref<128x32xf8E4M3FN> -> tensor<128x32xf8E4M3FN>
+  %sat = pto.view %sa[0, 0, 0] : memref<2x16x2xf8E8M0FNU> -> tensor<2x16x2xf8E8M0FNU>
+  %sbt = pto.view %sb[0, 0, 0] : memref<2x32x2xf8E8M0FNU> -> tensor<2x32x2xf8E8M0FNU>
+  %bv = pto.view %bias[0, 0] : memref<1x32xf32> -> tensor<1x32xf32>
+  %r = pto.scaled_mm %at, %bt scales %sat, %sbt bias %bv a_trans scale_a_trans : tensor<128x16xf8E5M2>, tensor<128x32xf8E4M3FN>, tensor<2x16x2xf8E8M0FNU>, tensor<2x32x2xf8E8M0FNU>, tensor<1x32xf32> -> tensor<16x32xbf16>
+  // CHECK: pto.scaled_mm %{{.*}}, %{{.*}} scales %{{.*}}, %{{.*}} bias %{{.*}} a_trans scale_a_trans : tensor<128x16xf8E5M2>, tensor<128x32xf8E4M3FN>, tensor<2x16x2xf8E8M0FNU>, tensor<2x32x2xf8E8M0FNU>, tensor<1x32xf32> -> tensor<16x32xbf16>
+  pto.assemble %r into %out[0, 0] : tensor<16x32xbf16>, memref<16x32xbf16>
+}
+
+// index_add: `input[index[i]] += alpha * source[i]` along dim, in index order.
+// CHECK-LABEL: pto.kernel @index_add
+pto.kernel @index_add(%x: memref<6x16xbf16>, %idx: memref<8xi32>, %src: memref<8x16xbf16>, %out: memref<6x16xbf16>) {
+  %xt = pto.view %x[0, 0] : memref<6x16xbf16> -> tensor<6x16xbf16>
+  %it = pto.view %idx[0] : memref<8xi32> -> tensor<8xi32>
+  %st = pto.view %src[0, 0] : memref<8x16xbf16> -> tensor<8x16xbf16>
+  %r = pto.index_add %xt, 0, %it, %st alpha 3.000000e-01 : f64 : tensor<6x16xbf16>, tensor<8xi32>, tensor<8x16xbf16> -> tensor<6x16xbf16>
+  // CHECK: pto.index_add %{{.*}}, 0, %{{.*}}, %{{.*}} alpha 3.000000e-01 : f64 : tensor<6x16xbf16>, tensor<8xi32>, tensor<8x16xbf16> -> tensor<6x16xbf16>
+  pto.assemble %r into %out[0, 0] : tensor<6x16xbf16>, memref<6x16xbf16>
 }

@@ -1061,6 +1061,85 @@ def matmul(
     return _from_f32(product, out_dt)
 
 
+def mx_scales(scale: np.ndarray, k: int, k_first: bool) -> np.ndarray:
+    """A `pypto.scaled_mm` scale tensor as one float64 factor per element of K: `scale`
+    is [R, K0, 2] (`k_first`: [K0, R, 2]) with K0 = ceil(K / 64), the pair [K0, 2] being
+    the K / 32 MX blocks of a row in order. Returns [R, K], each block's e8m0 value
+    repeated over its 32 elements (the last block cut at K)."""
+    s = np.swapaxes(scale, 0, 1) if k_first and scale.ndim == 3 else scale
+    if s.ndim != 3 or s.shape[2] != 2 or s.shape[1] != -(-k // 64):
+        raise SemanticsError(
+            f"scaled_mm: scale {list(scale.shape)} does not hold ceil({k} / 64) pairs of "
+            f"MX scales per {'column' if k_first else 'row'}"
+        )
+    rows, k0 = s.shape[0], s.shape[1]
+    return np.repeat(_widen(s.reshape(rows, 2 * k0)), 32, axis=1)[:, :k]
+
+
+def scaled_mm(
+    a: np.ndarray,
+    b: np.ndarray,
+    scale_a: np.ndarray,
+    scale_b: np.ndarray,
+    out_dtype: np.dtype,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    scale_a_trans: bool = False,
+    scale_b_trans: bool = False,
+    bias: np.ndarray | None = None,
+) -> np.ndarray:
+    """`pypto.scaled_mm(a, b, out_dtype, scale_a, scale_b, a_trans=, b_trans=,
+    scale_a_trans=, scale_b_trans=, extend_params={"bias_tensor": bias})`, PyPTO's docs:
+    `out = (a * scale_a) @ (b * scale_b)`, one e8m0 scale (2^e) per 32 elements of K
+    (`mx_scales`). a, b: 2-D fp8 (e4m3 / e5m2, mixed allowed); scales e8m0.
+
+    Each dequantised element (fp8 times a power of two) and each product of two is exact
+    in float64 (at most 2^±272); as `matmul`, the FP32 accumulator is modelled as an ideal
+    one (float64 sum, rounded once to float32), the bias is added in float32, then one RNE
+    rounding to `out_dtype` (f16 / bf16 / f32). A NaN scale (0xFF) makes its block NaN.
+    """
+    from tileir.dialect.dtypes import BY_SHORT
+    from tileir.dialect.shapes import SCALED_MM_OUT_DTYPES, ShapeError, matmul_bias
+
+    out_dt = np.dtype(out_dtype)
+    fp8, e8m0 = {F8E4M3, F8E5M2}, np.dtype(ml_dtypes.float8_e8m0fnu)
+    if a.ndim != 2 or b.ndim != 2 or a.dtype not in fp8 or b.dtype not in fp8:
+        raise SemanticsError(
+            f"scaled_mm: operands must be 2-D fp8, got {a.dtype}{list(a.shape)} and "
+            f"{b.dtype}{list(b.shape)}"
+        )
+    if scale_a.dtype != e8m0 or scale_b.dtype != e8m0:
+        raise SemanticsError(
+            f"scaled_mm: scales must be e8m0, got {scale_a.dtype}, {scale_b.dtype}"
+        )
+    allowed = tuple(BY_SHORT[n].numpy for n in SCALED_MM_OUT_DTYPES)
+    if out_dt not in allowed or (bias is not None and bias.dtype not in allowed):
+        raise SemanticsError(f"scaled_mm: out / bias dtype must be f16, bf16 or f32, got {out_dt}")
+    am = a.T if a_trans else a
+    bm = b.T if b_trans else b
+    k = am.shape[1]
+    if bm.shape[0] != k:
+        raise SemanticsError(
+            f"scaled_mm: K differs: a is {list(am.shape)} and b is {list(bm.shape)} after transposes"
+        )
+    sa = mx_scales(scale_a, k, k_first=scale_a_trans)  # [M, K]
+    sb = mx_scales(scale_b, k, k_first=not scale_b_trans).T  # [K, N]
+    if sa.shape[0] != am.shape[0] or sb.shape[1] != bm.shape[1]:
+        raise SemanticsError(
+            f"scaled_mm: scales {list(scale_a.shape)} / {list(scale_b.shape)} do not match "
+            f"M={am.shape[0]} / N={bm.shape[1]}"
+        )
+    with np.errstate(invalid="ignore"):  # 0 * 2^e is 0; a NaN scale stays NaN
+        acc = np.matmul(_widen(am) * sa, _widen(bm) * sb).astype(F32)
+    if bias is not None:
+        try:
+            matmul_bias(bias.shape, acc.shape)
+        except ShapeError as e:
+            raise SemanticsError(f"scaled_mm: {e}") from None
+        acc = acc + _widen(bias, F32)
+    return _from_f32(acc, out_dt)
+
+
 # --------------------------------------------------------------------------------------
 # layout
 # --------------------------------------------------------------------------------------
@@ -1355,6 +1434,22 @@ def silu(x: np.ndarray) -> np.ndarray:
     return _unary_transcendental("silu", x)
 
 
+def round(x: np.ndarray, decimals: int = 0) -> np.ndarray:  # noqa: A001 (PyPTO's name)
+    """`pypto.round(x, decimals)`, as PyPTO 0.2.0 computes it (measured bit for bit in
+    its interpreter on f32, f16, bf16 and decimals -2..3): in float32, `rint(x * 10^d) /
+    10^d` (d < 0: `rint(x / 10^-d) * 10^-d`), `rint` halves to even, each step one float32
+    rounding (so `x * 10^d` may overflow to inf), then RNE to x's dtype."""
+    _require_float("round", x)
+    x32 = _widen(x, F32)
+    p = F32.type(10.0 ** builtins.abs(int(decimals)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if decimals >= 0:
+            r = np.rint(x32 * p) / p
+        else:
+            r = np.rint(x32 / p) * p
+    return _from_f32(r, x.dtype)
+
+
 def logical_not(x: np.ndarray) -> np.ndarray:
     """`pypto.logical_not(x)`: `x == 0` (its docs: "input == 0 ? True : False"), so NaN
     gives False and -0.0 gives True; a bool tensor of x's shape."""
@@ -1506,6 +1601,54 @@ def scatter(
         at = tuple(c[k] for c in pos)
         acc[at] = ufunc(acc[at], wide.type(vals[k])).astype(out.dtype).astype(wide)
     return acc.astype(out.dtype)
+
+
+def index_add(
+    input: np.ndarray,
+    dim: int,
+    index: np.ndarray,
+    source: np.ndarray,
+    alpha: float = 1.0,
+    count: int | None = None,
+) -> np.ndarray:
+    """`pypto.index_add(input, dim, index, source, alpha=alpha)` on a copy of `input`:
+    `out[..., index[i], ...] += alpha * source[..., i, ...]` along `dim` for i < `count`
+    (the index's valid length; None: all), one update after another in index order, as
+    PyPTO 0.2.0's interpreter does (measured bit for bit with repeated indices):
+    - f32: each update `f32(out + source * alpha)`, the product and sum exact in float64
+      and rounded once (with alpha 1 the plain float32 sum);
+    - bf16 / f16: alpha is rounded to the dtype (PyPTO's `Element(input.dtype, alpha)`),
+      `source * alpha` is rounded to the dtype, then the sum is (measured on bf16);
+    - integers: exact, wrapped to the dtype (alpha an integer)."""
+    d = _norm_dim("index_add", dim, input.ndim)
+    n = index.shape[0] if count is None else int(count)
+    idx = _check_index("index_add", np.asarray(index)[:n], input.shape[d], d)
+    if source.dtype != input.dtype:
+        raise SemanticsError(
+            f"index_add: source dtype {source.dtype} differs from input's {input.dtype}"
+        )
+    src = np.moveaxis(np.asarray(source), d, 0)[:n]
+    out = np.array(input, copy=True)
+    view = np.moveaxis(out, d, 0)  # writes go to `out`
+    if _is_int(out.dtype):
+        a = np.int64(int(alpha))
+        for k in range(n):
+            with np.errstate(over="ignore"):
+                view[idx[k]] = (view[idx[k]].astype(np.int64) + src[k].astype(np.int64) * a).astype(
+                    out.dtype
+                )
+        return out
+    _require_float("index_add", out)
+    if out.dtype == F32:
+        a64 = np.float64(F32.type(alpha))
+        for k in range(n):
+            view[idx[k]] = (_widen(view[idx[k]]) + _widen(src[k]) * a64).astype(F32)
+        return out
+    a = _widen(np.array(alpha, F32).astype(out.dtype), F32)
+    for k in range(n):
+        product = (_widen(src[k], F32) * a).astype(out.dtype)
+        view[idx[k]] = (_widen(view[idx[k]], F32) + _widen(product, F32)).astype(out.dtype)
+    return out
 
 
 def index_put(

@@ -9,10 +9,12 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
     DenseArrayBase,
     Float64Type,
     FloatAttr,
     IndexType,
+    IntegerAttr,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -496,6 +498,21 @@ class SiluOp(UnaryOp):
     helper)."""
 
     name = "pto.silu"
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """`pypto.round(x, decimals=0)` / `x.round(decimals)`: to `decimals` decimal places
+    (negative: places left of the point), halves to even; `decimals` absent is 0."""
+
+    name = "pto.round"
+    decimals = opt_prop_def(IntegerAttr[I64])
+    assembly_format = "$input (`decimals` $decimals^)? attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, decimals: int = 0):
+        super().__init__(input)
+        if decimals:
+            self.decimals = IntegerAttr(decimals, i64)
 
 
 LOGICAL_NOT_ELEMENTS = ("f32", "f16", "bf16", "i1", "i8", "i16", "i32")

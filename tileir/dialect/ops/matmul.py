@@ -133,3 +133,95 @@ class MatmulOp(TileOp):
         _expect_result(self, r, expected, exact=False)
         if self.bias is not None:
             _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)
+
+
+# --------------------------------------------------------------------------- scaled_mm
+
+
+@irdl_op_definition
+class ScaledMmOp(TileOp):
+    """`pypto.scaled_mm(mat_a, mat_b, out_dtype, scale_a, scale_b, a_trans=, b_trans=,
+    scale_a_trans=, scale_b_trans=, extend_params={"bias_tensor": bias})`: the MX
+    (microscaling) matmul `out = (mat_a * scale_a) @ (mat_b * scale_b)` of fp8 operands,
+    one e8m0 scale per 32 elements of K (`shapes.scaled_mm`: `scale_a` [M, K / 64, 2],
+    `scale_b` [K / 64, N, 2], each `_trans` flag swapping the first two dims). 2-D; the
+    result element type is `out_dtype` (f16, bf16, f32)."""
+
+    name = "pto.scaled_mm"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    scale_a = operand_def(TensorType)
+    scale_b = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    a_trans = opt_prop_def(UnitAttr)
+    b_trans = opt_prop_def(UnitAttr)
+    scale_a_trans = opt_prop_def(UnitAttr)
+    scale_b_trans = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$a `,` $b `scales` $scale_a `,` $scale_b (`bias` $bias^)? (`a_trans` $a_trans^)?"
+        " (`b_trans` $b_trans^)? (`scale_a_trans` $scale_a_trans^)?"
+        " (`scale_b_trans` $scale_b_trans^)? attr-dict `:` type($a) `,` type($b) `,`"
+        " type($scale_a) `,` type($scale_b) (`,` type($bias)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        a: SSAValue | Operation,
+        b: SSAValue | Operation,
+        scale_a: SSAValue | Operation,
+        scale_b: SSAValue | Operation,
+        result_type: TensorType,
+        *,
+        bias: SSAValue | Operation | None = None,
+        a_trans: bool = False,
+        b_trans: bool = False,
+        scale_a_trans: bool = False,
+        scale_b_trans: bool = False,
+    ):
+        flags = {
+            "a_trans": a_trans,
+            "b_trans": b_trans,
+            "scale_a_trans": scale_a_trans,
+            "scale_b_trans": scale_b_trans,
+        }
+        super().__init__(
+            operands=[a, b, scale_a, scale_b, [bias] if bias is not None else []],
+            properties={k: UnitAttr() if v else None for k, v in flags.items()},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        values = {"operand": (self.a, self.b), "scale": (self.scale_a, self.scale_b)}
+        for what, pair in values.items():
+            for v in pair:
+                _check_element_type(self, v.type, what)
+        _check_element_type(self, self.result.type, "result")
+        expected = _rule(
+            self,
+            shapes.scaled_mm,
+            _shape(self.a.type),
+            _shape(self.b.type),
+            _shape(self.scale_a.type),
+            _shape(self.scale_b.type),
+            a_trans=self.a_trans is not None,
+            b_trans=self.b_trans is not None,
+            scale_a_trans=self.scale_a_trans is not None,
+            scale_b_trans=self.scale_b_trans is not None,
+        )
+        bias = None
+        if self.bias is not None:
+            _check_element_type(self, self.bias.type, "bias")
+            bias = element_type(_elem(self.bias.type)).short
+        _rule(
+            self,
+            shapes.scaled_mm_dtypes,
+            *(
+                element_type(_elem(v.type)).short
+                for v in (self.a, self.b, self.scale_a, self.scale_b, self.result)
+            ),
+            bias,
+        )
+        _expect_result(self, _shape(self.result.type), expected, exact=False)
+        if self.bias is not None:
+            _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)

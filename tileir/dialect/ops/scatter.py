@@ -4,9 +4,19 @@ reads an in-place call on a kernel argument as the op plus a write back."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    I64,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f64,
+    i64,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
@@ -19,6 +29,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import shapes
+from tileir.dialect.dtypes import BY_MLIR
 from tileir.dialect.ops.base import (
     NUMERIC,
     TileOp,
@@ -185,4 +196,65 @@ class IndexPutOp(TileOp):
             [_shape(i.type) for i in self.indices],
             _shape(self.values.type),
         )
+        _expect_result(self, _shape(self.result.type), _shape(self.input.type))
+
+
+@irdl_op_definition
+class IndexAddOp(TileOp):
+    """`pypto.index_add(input, dim, index, source, alpha=a)` / `index_add_`: the input
+    with `input[..., index[i], ...] += alpha * source[..., i, ...]` along `dim`, in index
+    order (`alpha` absent: 1). PyPTO's `index_add_` updates the input in place; here the
+    result is the updated tile."""
+
+    name = "pto.index_add"
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    source = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    alpha = opt_prop_def(FloatAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `,` $dim `,` $index `,` $source (`alpha` $alpha^)? attr-dict `:` type($input)"
+        " `,` type($index) `,` type($source) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        dim: int,
+        index: SSAValue | Operation,
+        source: SSAValue | Operation,
+        alpha: float | None = None,
+    ):
+        super().__init__(
+            operands=[input, index, source],
+            properties={
+                "dim": IntegerAttr(dim, i64),
+                "alpha": FloatAttr(alpha, f64) if alpha is not None else None,
+            },
+            result_types=[SSAValue.get(input).type],
+        )
+
+    def verify_(self) -> None:
+        _check_element_type(self, self.input.type, "input")
+        _check_kind(self, self.input.type, NUMERIC, "input")
+        _same_elem(self, self.input.type, self.source.type)
+        _same_elem(self, self.input.type, self.result.type)
+        _check_index_type(self, self.index.type, ("i32", "i64"), "index")
+        _rule(
+            self,
+            shapes.index_add,
+            _shape(self.input.type),
+            _shape(self.index.type),
+            _shape(self.source.type),
+            self.dim.value.data,
+        )
+        if self.alpha is not None:
+            a = self.alpha.value.data
+            is_int = BY_MLIR[_elem(self.input.type)].is_int
+            if not math.isfinite(a) or (is_int and a != int(a)):
+                raise VerifyException(
+                    f"'pto.index_add' alpha {a} must be finite"
+                    f"{' and an integer for integer tiles' if is_int else ''}"
+                )
         _expect_result(self, _shape(self.result.type), _shape(self.input.type))

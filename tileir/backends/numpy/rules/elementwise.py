@@ -280,3 +280,14 @@ def full_rule(c: _Compiler, op: Operation) -> Step:
         env[r] = (semantics.full(shape, v, dtype), _normalize_valid(valid, shape))
 
     return run
+
+
+def round_rule(c: _Compiler, op: Operation) -> Step:
+    """`pto.round`: `semantics.round` with the op's `decimals`."""
+    assert isinstance(op, pto.RoundOp)
+    decimals = op.decimals.value.data if op.decimals is not None else 0
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        return semantics.round(x, decimals)
+
+    return _elementwise(c, op, fn, [op.input])

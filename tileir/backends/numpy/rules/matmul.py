@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
-from tileir.backends.numpy import fastpaths
+from tileir.backends.numpy import fastpaths, semantics
 from tileir.backends.numpy.compiler import (
     Env,
     Step,
@@ -71,6 +71,60 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
             full = out.shape[-result_rank:]
             m, n = out_valid
             valid = (*full[:-2], full[-2] if m is None else m, full[-1] if n is None else n)
+            env[r] = (out, _normalize_valid(valid, full))
+
+    return run
+
+
+def scaled_mm_rule(c: _Compiler, op: Operation) -> Step:
+    """`pto.scaled_mm`: as `matmul`, the contraction covers only the K both operands hold
+    (the scales cut to its ceil(K / 64) pairs); M from a's valid shape, N from b's."""
+    assert isinstance(op, pto.ScaledMmOp)
+    out_dtype = numpy_dtype(op.result.type)
+    flags = {
+        name: getattr(op, name) is not None
+        for name in ("a_trans", "b_trans", "scale_a_trans", "scale_b_trans")
+    }
+    a_trans, b_trans = flags["a_trans"], flags["b_trans"]
+    ka_axis, kb_axis = (0 if a_trans else 1), (1 if b_trans else 0)
+    sa_axis, sb_axis = (0 if flags["scale_a_trans"] else 1), (1 if flags["scale_b_trans"] else 0)
+    a, b, r = c.slot(op.a), c.slot(op.b), c.slot(op.result)
+    sa, sb = c.slot(op.scale_a), c.slot(op.scale_b)
+    bias = c.slot(op.bias) if op.bias is not None else -1
+
+    def run(env: Env) -> None:
+        xa, va = env[a]
+        xb, vb = env[b]
+        xsa, xsb = env[sa][0], env[sb][0]
+        out_valid = None
+        if va is not None or vb is not None:
+            ka = va[ka_axis] if va is not None else xa.shape[ka_axis]
+            kb = vb[kb_axis] if vb is not None else xb.shape[kb_axis]
+            k = min(ka, kb)
+            if k < xa.shape[ka_axis] or k < xb.shape[kb_axis]:
+                k0 = -(-k // 64)
+                xa = np.take(xa, np.arange(k), axis=ka_axis)
+                xb = np.take(xb, np.arange(k), axis=kb_axis)
+                xsa = np.take(xsa, np.arange(k0), axis=sa_axis)
+                xsb = np.take(xsb, np.arange(k0), axis=sb_axis)
+            m = (va[1] if a_trans else va[0]) if va is not None else None
+            n = (vb[0] if b_trans else vb[1]) if vb is not None else None
+            out_valid = (m, n)
+        out = semantics.scaled_mm(
+            xa,
+            xb,
+            xsa,
+            xsb,
+            out_dtype,
+            bias=env[bias][0] if bias >= 0 else None,
+            **flags,
+        )
+        if out_valid is None:
+            env[r] = (out, None)
+        else:
+            m, n = out_valid
+            full = out.shape
+            valid = (full[0] if m is None else m, full[1] if n is None else n)
             env[r] = (out, _normalize_valid(valid, full))
 
     return run

@@ -56,3 +56,19 @@ def index_put_rule(c: _Compiler, op: Operation) -> Step:
         env[r] = (out, valid)
 
     return run
+
+
+def index_add_rule(c: _Compiler, op: Operation) -> Step:
+    """Only the index entries inside the index tile's valid length are added."""
+    assert isinstance(op, pto.IndexAddOp)
+    dim = op.dim.value.data
+    alpha = op.alpha.value.data if op.alpha is not None else 1.0
+    a, i, s, r = c.slot(op.input), c.slot(op.index), c.slot(op.source), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        index, index_valid = env[i]
+        count = index_valid[0] if index_valid is not None else None
+        env[r] = (semantics.index_add(arr, dim, index, env[s][0], alpha, count), valid)
+
+    return run
