@@ -19,7 +19,7 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 Adding an op is its class in the family module of `tileir/dialect/ops/` (listed in the
 `Dialect` in `tileir/dialect/pto.py`), one binding in the family module here, its numpy
 rule in `tileir/backends/numpy/rules/` (the same family) and its function in
-`tileir/backends/numpy/semantics.py`.
+`tileir/backends/numpy/semantics/`.
 """
 
 from __future__ import annotations
