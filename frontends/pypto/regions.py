@@ -43,15 +43,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from frontends.pypto import specialise
-from frontends.pypto.evaluator import (
-    MISSING,
-    Evaluator,
-    Frame,
-    LiveScope,
-    LoopControl,
-    ReturnValue,
-    Scope,
-)
+from frontends.pypto.evaluator import Evaluator
 from frontends.pypto.kinds import (
     describe,
     is_index,
@@ -59,6 +51,7 @@ from frontends.pypto.kinds import (
     is_ssa,
 )
 from frontends.pypto.loader import SOURCES, KernelEntry, looks_like_jit
+from frontends.pypto.scope import MISSING, Frame, LiveScope, LoopControl, ReturnValue, Scope
 from frontends.pypto.standin import JitKernel
 from frontends.pypto.values import Dynamic, Poison, PyptoRef, TensorSpec
 from tileir.diagnostics import TileirError, TileirWarning

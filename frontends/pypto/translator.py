@@ -1,7 +1,8 @@
 """Builds `pto` IR from a PyPTO kernel: the frontend's entry and its op-reading kit.
 
 The frontend is split by job: `evaluator.Evaluator` runs the Python parts of a kernel
-(names, constants, containers, arithmetic, helper calls), `regions.RegionBuilder`
+(names, constants, containers, arithmetic, helper calls; its statements, expressions
+and calls are the mixins of `statements`, `expressions` and `calls`), `regions.RegionBuilder`
 builds the kernel and the `pypto.loop` / runtime-`if` regions, and `Translator` (this
 module) adds what the bindings read ops with. It has no op semantics of its own: a
 `pypto.<name>` call is read by that function's binding (`tileir.bindings`), which gives
@@ -43,7 +44,6 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from frontends.pypto import composites, valid_shapes
 from frontends.pypto.composites import COMPOSITES
-from frontends.pypto.evaluator import LiveScope, Scope
 from frontends.pypto.factories import select_kernels
 from frontends.pypto.kinds import (
     describe,
@@ -57,6 +57,7 @@ from frontends.pypto.kinds import (
 )
 from frontends.pypto.loader import SOURCES, LoadedFile
 from frontends.pypto.regions import RegionBuilder
+from frontends.pypto.scope import LiveScope, Scope
 from frontends.pypto.values import Dynamic, Helper, Poison, PyptoRef
 from tileir import bindings
 from tileir.bindings.memory import drop_unit_dims

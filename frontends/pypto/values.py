@@ -19,7 +19,7 @@ from xdsl.ir import SSAValue
 from tileir.dialect.dtypes import ElementType
 
 if TYPE_CHECKING:
-    from frontends.pypto.evaluator import Scope
+    from frontends.pypto.scope import Scope
 
 
 @dataclass(frozen=True)
