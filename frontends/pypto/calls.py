@@ -190,6 +190,11 @@ class Calls:
         self, m: BoundMethod, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         if is_index(m.receiver):
+            if m.name == "as_variable":
+                # PyPTO's hint to keep a symbolic scalar as one variable instead of its
+                # expression; a tileir index value is one SSA value already
+                self.bind(lambda: None, args, kwargs, node, "SymbolicScalar.as_variable")
+                return None
             return self.scalar_func(m.name, [m.receiver, *args], kwargs, node)
         if m.name == "set_cache_policy":
             self.set_cache_policy(m.receiver, args, kwargs, node)

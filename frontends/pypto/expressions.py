@@ -219,7 +219,7 @@ class Expressions:
     def attribute(self, base: Any, attr: str, node: ast.AST) -> Any:
         if isinstance(base, PyptoRef):
             return self.pypto_attr(PyptoRef((*base.path, attr)), node)
-        if is_index(base) and attr in ("min", "max"):
+        if is_index(base) and attr in ("min", "max", "as_variable"):
             # `(S - i * T).min(T)`: PyPTO's SymbolicScalar methods
             return BoundMethod(base, attr)
         if is_tile(base) or is_mem(base):

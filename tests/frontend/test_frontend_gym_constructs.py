@@ -207,13 +207,16 @@ def factors(n):
 def rows(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
     pypto.set_vec_tile_shapes(1, 16)
     for i in pypto.loop(8, name="L", idx_name="i", unroll=True, unroll_list=set(factors(4))):
-        out[i : i + 1, :] = pypto.view(x, [1, 16], [i, 0]) * 2.0
+        row = (i + 1).min(8) - 1
+        row.as_variable()
+        out[row : row + 1, :] = pypto.view(x, [1, 16], [row, 0]) * 2.0
 """
 
 
 def test_python_comprehensions_sets_and_an_ignored_loop_keyword(tmp_path) -> None:
     """PyPTO runs helpers in Python and reads loop keywords with kwargs.get (an unknown
-    one is ignored): tileir reads the same values, and warns at the keyword's call."""
+    one is ignored): tileir reads the same values, and warns at the keyword's call;
+    `s.as_variable()` on a symbolic scalar is a code-generation hint, no value."""
     from tileir.diagnostics import TileirWarning
 
     with pytest.warns(TileirWarning, match=r"rows\.py:15:\d+: warning: pypto\.loop\(\) ignores"):
