@@ -47,6 +47,7 @@ from frontends.pypto.composites import COMPOSITES
 from frontends.pypto.factories import select_kernels
 from frontends.pypto.kinds import (
     describe,
+    is_cond,
     is_index,
     is_mem,
     is_number,
@@ -95,6 +96,11 @@ class Translator(RegionBuilder):
         v = self.resolve(v, node)
         if is_index(v):
             return v
+        if is_cond(v):
+            # PyPTO's comparison of symbolic scalars is a symbolic scalar 0 / 1
+            # (`pypto.loop(n < k)`, `x * (i > 0)`): zero-extended, as an index
+            wide = self.emit(arith.ExtUIOp(v, IntegerType(64)), node).results[0]
+            return self.emit(arith.IndexCastOp(wide, IndexType()), node).results[0]
         if isinstance(v, bool) or not isinstance(v, int):
             self.fail(node, f"expected an integer index, got {describe(v)}")
         # One constant per value in each open block: a constant of an enclosing block

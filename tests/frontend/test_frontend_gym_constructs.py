@@ -225,3 +225,39 @@ def test_python_comprehensions_sets_and_an_ignored_loop_keyword(tmp_path) -> Non
     assert loop.unroll_list is not None and list(loop.unroll_list.get_values()) == [4, 2, 1]
     x = np.arange(128, dtype=np.float32).reshape(8, 16)
     np.testing.assert_array_equal(run_numpy(module, {"x": x})["out"], x * 2)
+
+
+CONDITION_AS_NUMBER = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    n: pypto.Tensor([4], pypto.DT_INT32),
+    x: pypto.Tensor([4, 16], pypto.DT_FP32),
+    out: pypto.Tensor([4, 16], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(1, 16)
+    for b in pypto.loop(4, name="B", idx_name="b"):
+        m = n[b]
+        prev = n[(b - 1).max(0)] * (b > 0)
+        out[b : b + 1, :] = pypto.view(x, [1, 16], [b, 0]) + 0.0
+        for _ in pypto.loop(m < 3, name="SMALL", idx_name="u"):
+            out[b : b + 1, :] = pypto.view(x, [1, 16], [b, 0]) * 2.0 + prev
+"""
+
+
+def test_a_comparison_of_index_values_used_as_a_number() -> None:
+    """PyPTO's comparison of symbolic scalars is a 0 / 1 symbolic scalar: a loop bound
+    (`pypto.loop(m < 3)` runs once or not at all) and a factor (`x * (b > 0)`); the
+    written-back kernel reads back to the same numbers."""
+    n = np.array([5, 1, 2, 7], np.int32)
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    want = x.copy()
+    for b in range(4):
+        if n[b] < 3:
+            want[b] = x[b] * 2 + (n[b - 1] if b > 0 else 0)
+    module = load_source(CONDITION_AS_NUMBER, "cond.py")
+    np.testing.assert_array_equal(run_numpy(module, {"n": n, "x": x})["out"], want)
+    back = load_source(emit(module), "cond_emitted.py")
+    np.testing.assert_array_equal(run_numpy(back, {"n": n, "x": x})["out"], want)

@@ -65,6 +65,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    i1,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.target import Target
@@ -471,6 +472,9 @@ class _KernelWriter:
                 raise error_at(op, f"the PyPTO emitter cannot write the comparison '{pred}'")
             return index_ops.binary(index_ops.BY_PREDICATE[pred], self.expr(a), self.expr(b))
         if isinstance(op, arith.IndexCastOp):
+            return self.expr(op.operands[0])
+        if isinstance(op, arith.ExtUIOp) and op.operands[0].type == i1:
+            # a comparison used as a number: PyPTO's comparison is a 0 / 1 symbolic scalar
             return self.expr(op.operands[0])
         if isinstance(op, memref.DimOp | tensor.DimOp):
             src, idx = op.operands
