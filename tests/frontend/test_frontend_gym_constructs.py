@@ -261,3 +261,53 @@ def test_a_comparison_of_index_values_used_as_a_number() -> None:
     np.testing.assert_array_equal(run_numpy(module, {"n": n, "x": x})["out"], want)
     back = load_source(emit(module), "cond_emitted.py")
     np.testing.assert_array_equal(run_numpy(back, {"n": n, "x": x})["out"], want)
+
+
+CUBE_K_SPLIT = """\
+import pypto
+
+
+@pypto.frontend.jit
+def mm(
+    a: pypto.Tensor([16, 64], pypto.DT_FP16),
+    b: pypto.Tensor([64, 32], pypto.DT_FP16),
+    out: pypto.Tensor([16, 32], pypto.DT_FP32),
+):
+    pypto.set_cube_tile_shapes([16, 16], [32, 64, 32], [32, 32])
+    out[:] = pypto.matmul(a, b, pypto.DT_FP32)
+"""
+
+
+def _mm_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 4, (16, 64)).astype(np.float16)
+    return {"a": a, "b": rng.integers(-3, 4, (64, 32)).astype(np.float16)}
+
+
+def test_cube_tile_k_may_give_a_and_bs_l1_sizes_apart() -> None:
+    """`k = [kL0, kL1a, kL1b]` (PyPTO 0.2.0's CubeTile takes 2 or 3): kept, written back,
+    and the passes read [kL0, kL1a] where they need a pair."""
+    from tileir.passes import apply_pipeline
+
+    module = load_source(CUBE_K_SPLIT, "mm.py")
+    cube = next(op for op in module.walk() if isinstance(op, pto.SetCubeTileShapesOp))
+    assert list(cube.k.get_values()) == [32, 64, 32] and cube.k_pair == (32, 64)
+    assert "pypto.set_cube_tile_shapes([16, 16], [32, 64, 32], [32, 32])" in emit(module)
+    apply_pipeline(module, "default", verify_each=True)
+    inputs = _mm_inputs()
+    want = inputs["a"].astype(np.float32) @ inputs["b"].astype(np.float32)  # exact: small ints
+    np.testing.assert_array_equal(run_numpy(module, inputs)["out"], want)
+
+
+@pytest.mark.pypto
+def test_real_pypto_takes_the_three_sizes_of_k(tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "mm.py"
+    path.write_text(emit(load_source(CUBE_K_SPLIT, "mm.py")))
+    args = [ArgSpec("a", (16, 64), "f16"), ArgSpec("b", (64, 32), "f16")]
+    args.append(ArgSpec("out", (16, 32), "f32"))
+    inputs = _mm_inputs()
+    got = run_kernel(path, "mm", args, inputs)
+    want = inputs["a"].astype(np.float32) @ inputs["b"].astype(np.float32)
+    np.testing.assert_array_equal(got["out"], want)

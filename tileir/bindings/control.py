@@ -94,10 +94,13 @@ def _read_cube(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
         if isinstance(value, list | tuple):
             value = [_tile_size(v) for v in value]
         pair = fe.static_ints(value, node, f"pypto.set_cube_tile_shapes {key}")
-        if len(pair) != 2 or any(v <= 0 for v in pair):
+        # k may name A's and B's L1 sizes apart: [kL0, kL1a, kL1b] (PyPTO 0.2.0's CubeTile)
+        sizes = (2, 3) if key == "k" else (2,)
+        if len(pair) not in sizes or any(v <= 0 for v in pair):
+            shape = "[L0, L1] or [L0, L1a, L1b]" if key == "k" else "an [L0, L1] pair"
             fe.fail(
                 node,
-                f"pypto.set_cube_tile_shapes {key} must be an [L0, L1] pair of positive sizes",
+                f"pypto.set_cube_tile_shapes {key} must be {shape} of positive sizes, got {pair}",
             )
         pairs.append(pair)
     fe.emit(pto.SetCubeTileShapesOp(*pairs, enable_split_k=bool(b["enable_split_k"])), node)

@@ -560,7 +560,7 @@ def coarsen(info: RowLoop, k: int, platform: Platform | None) -> None:
         elif isinstance(op, pto.SetCubeTileShapesOp) and info.has_matmul:
             m0, m1 = op.m.get_values()
             want = min(-(-kt // platform.cube_align) * platform.cube_align, 128)
-            k0, k1 = op.k.get_values()
+            k0, k1 = op.k_pair
             n0, n1 = op.n.get_values()
             while want > m0 and not cube_tile_fits([want, want, k0, k1, n0, n1], 2, platform):
                 want -= platform.cube_align

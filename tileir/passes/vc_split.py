@@ -355,7 +355,8 @@ def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
         if kind is pto.SetVecTileShapesOp:
             vec = list(op.shape.get_values())  # type: ignore[attr-defined]
         elif kind is pto.SetCubeTileShapesOp:
-            cube = [v for pair in (op.m, op.k, op.n) for v in pair.get_values()]  # type: ignore[attr-defined]
+            m, n = op.m.get_values(), op.n.get_values()  # type: ignore[attr-defined]
+            cube = [*m, *op.k_pair, *n]  # type: ignore[attr-defined]
         elif kind is pto.StageOp:
             if pending is not None and first_transfer is not None:
                 _set_shapes(pending, first_transfer, None, None, platform)

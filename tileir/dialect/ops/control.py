@@ -105,7 +105,8 @@ class SetVecTileShapesOp(IRDLOperation):
 
 @irdl_op_definition
 class SetCubeTileShapesOp(IRDLOperation):
-    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k)`, each an [L0, L1] pair."""
+    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k)`, each an [L0, L1] pair; k
+    may be [L0, L1a, L1b], A's and B's L1 sizes apart (PyPTO 0.2.0 takes both forms)."""
 
     name = "pto.set_cube_tile_shapes"
     m = prop_def(DenseArrayBase.constr(i64))
@@ -130,9 +131,19 @@ class SetCubeTileShapesOp(IRDLOperation):
             }
         )
 
+    @property
+    def k_pair(self) -> tuple[int, int]:
+        """[kL0, kL1] (of A, when k also names B's L1 size)."""
+        k0, k1, *_ = self.k.get_values()
+        return k0, k1
+
     def verify_(self) -> None:
-        for what in ("m", "k", "n"):
-            _verify_pair(self, what, getattr(self, what).get_values())
+        for what in ("m", "n"):
+            _verify_pair(self, what, self.m.get_values() if what == "m" else self.n.get_values())
+        k = self.k.get_values()
+        if len(k) == 3 and all(v > 0 for v in k):
+            return  # [kL0, kL1a, kL1b]: A's and B's L1 sizes apart (PyPTO 0.2.0's CubeTile)
+        _verify_pair(self, "k", k)
 
 
 @irdl_op_definition
