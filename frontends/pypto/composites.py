@@ -79,5 +79,28 @@ def axpy_(y: Any, x: Any, alpha: Any = 1.0) -> Any:
     return pypto.cast(out, y.dtype) if wide else out
 
 
-COMPOSITES = {"rms_norm": rms_norm, "softmax": softmax, "clip": clip, "axpy_": axpy_}
+def atomic_add(src: Any, offsets: Any, dst: Any) -> None:
+    """`pypto.atomic_add(src, offsets, dst)`: `dst[offsets : offsets + src.shape] += src`
+    (hicann/pypto docs/zh/api/operation/pypto-atomic_add.md; not in PyPTO 0.2.0): the
+    window of `dst` read, `src` added in `dst`'s dtype, the sum written back. Where several
+    cores add to one window PyPTO leaves their order open; tileir adds in program order,
+    one of the orders PyPTO allows."""
+    assert len(offsets) == len(src.shape) == len(dst.shape), (
+        f"pypto.atomic_add needs one offset per dim of src and dst, got {len(offsets)} "
+        f"offsets, src rank {len(src.shape)} and dst rank {len(dst.shape)}"
+    )
+    assert src.dtype == dst.dtype, (
+        f"pypto.atomic_add adds a {src.dtype.name} src into a {dst.dtype.name} dst; cast first"
+    )
+    window = pypto.view(dst, list(src.shape), list(offsets))
+    pypto.assemble(pypto.add(window, src), list(offsets), dst)
+
+
+COMPOSITES = {
+    "rms_norm": rms_norm,
+    "softmax": softmax,
+    "clip": clip,
+    "axpy_": axpy_,
+    "atomic_add": atomic_add,
+}
 """`pypto.<name>` -> its composition."""

@@ -311,3 +311,31 @@ def test_real_pypto_takes_the_three_sizes_of_k(tmp_path: Path) -> None:
     got = run_kernel(path, "mm", args, inputs)
     want = inputs["a"].astype(np.float32) @ inputs["b"].astype(np.float32)
     np.testing.assert_array_equal(got["out"], want)
+
+
+ATOMIC_ADD = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([6, 16], pypto.DT_FP32), out: pypto.Tensor([4, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(2, 16)
+    for i in pypto.loop(3, name="L", idx_name="i"):
+        pypto.atomic_add(pypto.view(x, [2, 16], [i * 2, 0]), [i % 2 * 2, 0], out)
+"""
+
+
+def test_atomic_add_accumulates_into_overlapping_windows_in_order() -> None:
+    """`dst[window] += src` (newer PyPTO's atomic_add, not in 0.2.0): read as a view, an
+    add and an assemble, so a later iteration adds onto an earlier one's sum."""
+    module = load_source(ATOMIC_ADD, "atomic.py")
+    x = np.random.default_rng(4).standard_normal((6, 16)).astype(np.float32)
+    start = np.random.default_rng(5).standard_normal((4, 16)).astype(np.float32)
+    want = start.copy()
+    for i in range(3):
+        r = i % 2 * 2
+        want[r : r + 2] = want[r : r + 2] + x[2 * i : 2 * i + 2]
+    got = run_numpy(module, {"x": x, "out": start.copy()})["out"]
+    np.testing.assert_array_equal(got, want)
+    text = emit(module)
+    assert "atomic_add" not in text and "pypto.assemble(" in text
