@@ -96,7 +96,47 @@ def atomic_add(src: Any, offsets: Any, dst: Any) -> None:
     pypto.assemble(pypto.add(window, src), list(offsets), dst)
 
 
+def online_softmax(scores: Any, scale: float) -> Any:
+    """`pypto.experimental.online_softmax(scores, scale)` (newer PyPTO, Ascend 950 only;
+    not in 0.2.0), the docs' definition: `x = scores * scale`, per column (dim 0) its max
+    and the sum of `exp(x - max)`; returns `(exp(x - max)` in BF16, the max, the sum)`,
+    all FP32 but the first, the statistics `[1, q_len]`."""
+    assert scores.dtype == pypto.DT_FP32 and len(scores.shape) == 2, (
+        "pypto.experimental.online_softmax takes a 2-D DT_FP32 scores tensor"
+    )
+    x = pypto.mul(scores, scale)
+    column_max = pypto.amax(x, 0, True)
+    e = pypto.exp(pypto.sub(x, column_max))
+    column_sum = pypto.sum(e, 0, True)
+    return pypto.cast(e, pypto.DT_BF16), column_max, column_sum
+
+
+def online_softmax_update(
+    previous_max: Any,
+    previous_sum: Any,
+    previous_output: Any,
+    current_max: Any,
+    current_sum: Any,
+    current_output: Any,
+) -> Any:
+    """`pypto.experimental.online_softmax_update(...)` (newer PyPTO, Ascend 950 only; not
+    in 0.2.0): the online-softmax merge of two blocks' states, the docs' formula:
+    `m = max(m1, m2)`, `s = s1 * exp(m1 - m) + s2 * exp(m2 - m)`, `o = o1 * exp(m1 - m) +
+    o2 * exp(m2 - m)` (columns of `o` scaled by their factor); returns `(m, s, o)`."""
+    assert len(previous_output.shape) == len(current_output.shape) == 2, (
+        "pypto.experimental.online_softmax_update needs 2-D previous_output and current_output"
+    )
+    m = pypto.maximum(previous_max, current_max)
+    a = pypto.exp(pypto.sub(previous_max, m))
+    b = pypto.exp(pypto.sub(current_max, m))
+    s = pypto.add(pypto.mul(previous_sum, a), pypto.mul(current_sum, b))
+    o = pypto.add(pypto.mul(previous_output, a), pypto.mul(current_output, b))
+    return m, s, o
+
+
 COMPOSITES = {
+    "experimental.online_softmax": online_softmax,
+    "experimental.online_softmax_update": online_softmax_update,
     "rms_norm": rms_norm,
     "softmax": softmax,
     "clip": clip,

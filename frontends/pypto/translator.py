@@ -525,11 +525,11 @@ class Translator(RegionBuilder):
             return Dynamic(name)
         if path == ("cond",):
             return self.bind(_sig_cond, args, kwargs, node, "pypto.cond")["scalar"]
-        if len(path) == 1 and path[0] in COMPOSITES:
-            result = self.inline_composite(path[0], args, kwargs, node)
-            if path[0].endswith("_") and args:  # in place on its first argument
+        if ".".join(path) in COMPOSITES:
+            result = self.inline_composite(".".join(path), args, kwargs, node)
+            if path[-1].endswith("_") and args:  # in place on its first argument
                 target = self.resolve(args[0], node)
-                return self.update_in_place(path[0], target, result, node, receiver)
+                return self.update_in_place(path[-1], target, result, node, receiver)
             return result
         if path == ("Tensor",):
             return self.tensor_constructor(args, kwargs, node)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -339,3 +340,46 @@ def test_atomic_add_accumulates_into_overlapping_windows_in_order() -> None:
     np.testing.assert_array_equal(got, want)
     text = emit(module)
     assert "atomic_add" not in text and "pypto.assemble(" in text
+
+
+ONLINE_SOFTMAX = """\
+import pypto
+
+
+@pypto.frontend.jit
+def attn_cols(
+    s: pypto.Tensor([64, 8], pypto.DT_FP32),
+    v: pypto.Tensor([16, 32], pypto.DT_BF16),
+    out: pypto.Tensor([16, 8], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(32, 8)
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [8, 8])
+    m = l = o = None
+    for j in range(2):
+        blk = pypto.view(s, [32, 8], [j * 32, 0])
+        p, cm, cs = pypto.experimental.online_softmax(blk, 2.0)
+        vj = pypto.view(v, [16, 32], [0, 0])
+        co = pypto.matmul(vj, p, pypto.DT_FP32)
+        if m is None:
+            m, l, o = cm, cs, co
+        else:
+            m, l, o = pypto.experimental.online_softmax_update(m, l, o, cm, cs, co)
+    out[:] = o / l
+"""
+
+
+def test_online_softmax_and_its_update_compute_softmax_by_columns() -> None:
+    """The docs' definitions (newer PyPTO, Ascend 950 only): the two blocks' merged state,
+    normalised, is the column softmax of the scaled scores times V, up to the bf16 of the
+    exponentials; and the statistics are exactly the formulas in float32."""
+    module = load_source(ONLINE_SOFTMAX, "attn.py")
+    rng = np.random.default_rng(7)
+    s = rng.standard_normal((64, 8)).astype(np.float32)
+    v = rng.standard_normal((16, 32)).astype(ml_dtypes.bfloat16)
+    got = run_numpy(module, {"s": s, "v": v})["out"]
+    x = s.astype(np.float64) * 2.0
+    p = np.exp(x - x.max(axis=0))
+    p /= p.sum(axis=0)
+    # both blocks use the same V window (rows 0:32 of the kernel's view): V @ softmax
+    want = v.astype(np.float64) @ (p[:32] + p[32:])
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-3)
