@@ -76,6 +76,22 @@ def test_device_indices_and_the_soc_are_the_cpus(interpret):
     torch_npu.npu.config.allow_internal_format = True  # a layout switch; accepted
 
 
+def test_torch_npu_dtype_cast_converts_and_other_operators_need_an_npu(interpret):
+    """`torch_npu.npu_dtype_cast` is a conversion (a test makes its fp8 / bf16 inputs with
+    it): round to nearest even, as the bits of a hand-rounded value show; an NPU operator
+    says that it needs one."""
+    import torch_npu
+
+    from tileir.interpret.standin import InterpretError
+
+    x = torch.tensor([1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, -3.0])  # ties: to even
+    y = torch_npu.npu_dtype_cast(x, torch.bfloat16)
+    assert y.dtype == torch.bfloat16
+    assert y.float().tolist() == [1.0, 1.0 + 2.0**-6, -3.0]
+    with pytest.raises(InterpretError, match="torch_npu.npu_rms_norm needs an NPU"):
+        torch_npu.npu_rms_norm(x, x)
+
+
 def test_an_npu_registration_serves_the_cpu_tensors(impl):
     """A kernel module registers its host wrapper for the NPU dispatch key
     (`torch.library.impl(lib, "op", "NPU")`): in interpret mode it is registered for the

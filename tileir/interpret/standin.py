@@ -52,9 +52,17 @@ class _NeedsHardware(types.ModuleType):
         return needs_npu
 
 
+def _npu_dtype_cast(input: Any, dtype: Any) -> Any:
+    """`torch_npu.npu_dtype_cast(x, dtype)`: a dtype conversion (round to nearest even,
+    as torch's own `Tensor.to`), which a test uses to make its inputs."""
+    return input.to(dtype)
+
+
 def make_torch_npu(npu: types.ModuleType) -> dict[str, types.ModuleType]:
-    """`torch_npu` and `torch_npu.npu` (the same device module as `torch.npu`)."""
+    """`torch_npu` and `torch_npu.npu` (the same device module as `torch.npu`); of its
+    operators only the dtype conversion, which needs no NPU."""
     torch_npu = _NeedsHardware("torch_npu", "tileir's interpret-mode stand-in for torch_npu")
     torch_npu.npu = npu
+    torch_npu.npu_dtype_cast = _npu_dtype_cast
     torch_npu.__path__ = []
     return {"torch_npu": torch_npu, "torch_npu.npu": npu}
