@@ -74,6 +74,9 @@ class Evaluator(Statements, Expressions, Calls):
         self.entry_last: Operation | None = None
         self.workspace_count = 0
         self.promoted: dict[SSAValue, SSAValue] = {}
+        self.promoted_valid: dict[SSAValue, list[int | SSAValue]] = {}
+        """A promoted tile's valid shape, by its workspace, where it is not the whole tile:
+        reads of the workspace keep it (PyPTO's tensor keeps its valid shape)."""
         """Tiles written by a slice assignment (`t[0:2, :] = u`), each to the workspace
         that holds it from then on (PyPTO's tensors are memory)."""
         self.open_blocks: list[Block] = []

@@ -118,6 +118,7 @@ class RegionBuilder(Evaluator):
         self.dyn_sources = {}
         self.workspace_count = 0
         self.promoted = {}
+        self.promoted_valid = {}
         self.trace_steps = 0
         self.call_hint = ""
         decorator = next(

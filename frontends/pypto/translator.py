@@ -198,6 +198,7 @@ class Translator(RegionBuilder):
                 v,
                 [0] * len(t.get_shape()),
                 TensorType(t.get_element_type(), t.get_shape()),
+                valid_shape=self.promoted_valid.get(v),
                 sizes=sizes,
             )
             return self.emit(view, node).results[0]
@@ -313,9 +314,14 @@ class Translator(RegionBuilder):
             op.location = owner.location
         block.insert_ops_after([ws_op, store], owner)
         ws = ws_op.result
+        valid = self.partial_valid_shape(t, target)
+        if valid is not None:
+            self.promoted_valid[ws] = valid
         for use in readers:
             user = use.operation
-            read = pto.ViewOp(ws, [0] * len(shape), TensorType(tt.get_element_type(), shape))
+            read = pto.ViewOp(
+                ws, [0] * len(shape), TensorType(tt.get_element_type(), shape), valid_shape=valid
+            )
             read.location = user.location
             user_block = user.parent_block()
             assert user_block is not None
@@ -371,6 +377,18 @@ class Translator(RegionBuilder):
             )
         scope.vars[var] = result
         return result
+
+    def partial_valid_shape(self, t: SSAValue, node: ast.AST) -> list[int | SSAValue] | None:
+        """`t`'s valid shape where it is less than the whole tile (a tail tile), None
+        where it is the whole tile or tileir cannot tell (then reads see the whole)."""
+        try:
+            valid = valid_shapes.valid_shape(self, t, node)
+        except TileirError:
+            return None
+        shape = static_shape(t.type)
+        if all(isinstance(v, int) and v == s for v, s in zip(valid, shape)):
+            return None
+        return valid
 
     def slice_starts(
         self,

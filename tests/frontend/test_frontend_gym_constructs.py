@@ -383,3 +383,36 @@ def test_online_softmax_and_its_update_compute_softmax_by_columns() -> None:
     # both blocks use the same V window (rows 0:32 of the kernel's view): V @ softmax
     want = v.astype(np.float64) @ (p[:32] + p[32:])
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-3)
+
+
+TAIL_ACCUMULATOR = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    x: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32),
+    out: pypto.Tensor([pypto.DYNAMIC, 16], pypto.DT_FP32),
+):
+    n = x.shape[0]
+    pypto.set_vec_tile_shapes(8, 16)
+    acc = pypto.full([8, 16], 0.0, pypto.DT_FP32, valid_shape=[n, 16])
+    for c in range(2):
+        v = pypto.view(x, [8, 16], [0, 0], valid_shape=[n, 16]) * float(c + 1)
+        if c == 0:
+            acc[:] = v
+        else:
+            acc[:] = acc + v
+    pypto.assemble(acc * 2.0, [0, 0], out)
+"""
+
+
+@pytest.mark.parametrize("rows", [3, 8])
+def test_a_tail_tile_written_by_slices_keeps_its_valid_shape(rows: int) -> None:
+    """`acc[:] = ...` moves a tile into a workspace (PyPTO's tensors are memory); a tail
+    tile's reads from there keep its valid rows, so the assemble writes only those (it
+    wrote all 8 rows past the end of `out` before)."""
+    module = load_source(TAIL_ACCUMULATOR, "tail.py")
+    x = np.random.default_rng(rows).standard_normal((rows, 16)).astype(np.float32)
+    got = run_numpy(module, {"x": x, "out": np.zeros_like(x)})["out"]
+    np.testing.assert_array_equal(got, (x + x * np.float32(2)) * np.float32(2))
