@@ -63,7 +63,6 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
 from tileir.diagnostics import error_at
-from tileir.ir import clone_op
 from tileir.dialect.pto import (
     IsLoopBeginOp,
     IsLoopEndOp,
@@ -73,6 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
+from tileir.ir import clone_op
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
