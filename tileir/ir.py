@@ -49,12 +49,17 @@ def _clonable_in_one_pass(op: Operation) -> bool:
     inside too (so every value is defined before its uses, in walk order)."""
     if op.successor_uses:
         return False
-    if not op.regions:
-        return True
-    return all(
-        not inner.successor_uses and all(len(r.blocks) == 1 for r in inner.regions)
-        for inner in op.walk()
-    )
+    stack = [op]
+    while stack:  # (not `op.walk()`: its nested generators cost more than the test)
+        for region in stack.pop().regions:
+            if len(region.blocks) != 1:
+                return False
+            for inner in region.block.ops:
+                if inner.successor_uses:
+                    return False
+                if inner.regions:
+                    stack.append(inner)
+    return True
 
 
 def _clone_one_pass(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
