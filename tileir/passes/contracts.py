@@ -45,32 +45,53 @@ class Property:
     holds: Callable[[Operation], bool]
 
 
-def _staged(module: Operation) -> bool:
-    from tileir.passes.stages import enclosing_stage, kernels, op_unit, walk_ops
+def _region_ops(root: Operation, into: Callable[[Operation], bool] = lambda op: True):
+    """The ops with regions inside `root`, descending into those for which `into` holds:
+    the properties are about region ops (or about the ops outside stages), and looking
+    only at `op.regions` of the others is much cheaper than a test of their class."""
+    stack = [root]
+    while stack:
+        for region in stack.pop().regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    if op.regions:
+                        yield op
+                        if into(op):
+                            stack.append(op)
 
-    return all(
-        op_unit(op) is None or enclosing_stage(op) is not None
-        for kernel in kernels(module)
-        for op in walk_ops(kernel)
-        if not op.regions
-    )
+
+def _staged(module: Operation) -> bool:
+    from tileir.dialect.pto import StageOp
+    from tileir.passes.stages import kernels, op_unit
+
+    # Every op inside a stage is staged: only the ops outside stages are looked at.
+    def outside(root: Operation):
+        stack = [root]
+        while stack:
+            for region in stack.pop().regions:
+                for block in region.blocks:
+                    for op in block.ops:
+                        if not op.regions:
+                            yield op
+                        elif not isinstance(op, StageOp):
+                            stack.append(op)
+
+    return all(op_unit(op) is None for kernel in kernels(module) for op in outside(kernel))
 
 
 def _labelled(module: Operation) -> bool:
     from tileir.dialect.pto import StageOp
-    from tileir.passes.stages import walk_ops
 
     return _staged(module) and all(
-        op.label is not None for op in walk_ops(module) if isinstance(op, StageOp)
+        op.label is not None for op in _region_ops(module) if isinstance(op, StageOp)
     )
 
 
 def _unrolled(module: Operation) -> bool:
     from tileir.dialect.pto import LoopOp, LoopUnrollOp
     from tileir.passes.loop_unroll import left_to_pypto
-    from tileir.passes.stages import walk_ops
 
-    for op in walk_ops(module):
+    for op in _region_ops(module):
         if isinstance(op, LoopUnrollOp):
             return False
         if isinstance(op, LoopOp) and op.factors not in ([], [1]) and not left_to_pypto(op):

@@ -58,7 +58,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
@@ -72,6 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
+from tileir.ir import clone_op
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
@@ -339,7 +340,7 @@ def _copy_body(
         for old, new in mapping.items():
             old.replace_all_uses_with(new)
     else:
-        ops = [op.clone(mapping) for op in body.ops if not isinstance(op, YieldOp)]
+        ops = [clone_op(op, mapping) for op in body.ops if not isinstance(op, YieldOp)]
     block.add_ops(ops)
     if begin is not None or end is not None:
         _replace_loop_state(ops, mapping[index], begin, end)
@@ -497,25 +498,32 @@ class LoopUnrollPass(ModulePass):
             except ValueError as e:
                 raise ValueError(f"loop-unroll: option factors: {e}") from None
         pattern = UnrollLoopPattern(self.factors, self.max_body_ops, self.loops, self.emittable)
-        if not self._check_size(op, pattern):
-            return  # no loop to unroll: no rewrite walk over the whole module
-        # Innermost loops first (regions first), so an outer loop copies already-unrolled
-        # inner loops; once over the IR, so no chunk loop is ever unrolled again.
-        PatternRewriteWalker(
-            pattern, walk_regions_first=True, apply_recursively=False
-        ).rewrite_module(op)
+        # Innermost loops first (children before their parent), so an outer loop copies
+        # already-unrolled inner loops; each loop found here once, so no chunk loop is
+        # ever unrolled again. (No rewrite walk: it would visit every op of the module.)
+        for loop in self._check_size(op, pattern):
+            pattern.match_and_rewrite(loop, PatternRewriter(loop))
 
-    def _check_size(self, module: ModuleOp, pattern: UnrollLoopPattern) -> int:
+    def _check_size(
+        self, module: ModuleOp, pattern: UnrollLoopPattern
+    ) -> list[LoopOp | LoopUnrollOp]:
         """Refuse up front (a located error) a loop that would unroll past the cap;
-        returns how many loops are to be unrolled."""
-        size: dict[Operation, int] = {}
-        selected = 0
-        for op in module.walk(region_first=True):  # children before their parent
-            n = 1 + sum(size.pop(o, 1) for r in op.regions for b in r.blocks for o in b.ops)
-            if not pattern.selected(op) or (pattern.emittable and left_to_pypto(op)):
-                size[op] = n
-                continue
+        returns the selected loops, each after the loops nested in it."""
+        selected: list[LoopOp | LoopUnrollOp] = []
+
+        def size(op: Operation) -> int:
+            """Ops `op` will be once its loops are unrolled (itself included)."""
+            n = 1
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.ops:
+                        n += size(child) if child.regions else 1
+            if not pattern.selected(op):
+                return n
             assert isinstance(op, LoopOp | LoopUnrollOp)
+            selected.append(op)  # (match_and_rewrite decides on the IR it then sees)
+            if pattern.emittable and left_to_pypto(op):
+                return n
             factors = pattern.factors_for(op)
             # A loop_unroll chunk loop holds its body once, a pto.loop's p times.
             copies = len(factors) if isinstance(op, LoopUnrollOp) else sum(factors)
@@ -529,6 +537,7 @@ class LoopUnrollPass(ModulePass):
                     f"{self.max_unrolled_ops}; lower the unroll factors or raise the limit "
                     "(loop-unroll{max-unrolled-ops=N}, default{unroll-max-ops=N})",
                 )
-            size[op] = 1 + unrolled
-            selected += 1
+            return 1 + unrolled
+
+        size(module)
         return selected

@@ -74,6 +74,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
     MemRefType,
@@ -81,6 +82,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
+from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -150,19 +152,36 @@ class Linear:
 
 
 class _IndexForms:
-    """Memoised `Linear` forms of index values (through constant, addi, subi, muli)."""
+    """Memoised `Linear` forms of index values (through constant, addi, subi, muli),
+    and of the static index lists and shapes the windows are made of. (Keyed by id,
+    the key's object kept alive by the entry: xDSL's `__hash__` is Python code, or
+    hashes an attribute's whole contents.)"""
 
     def __init__(self) -> None:
-        self.memo: dict[SSAValue, Linear] = {}
+        self.memo: dict[int, tuple[SSAValue, Linear]] = {}
+        self.ints: dict[int, Linear] = {}
+        self.statics: dict[int, tuple[Attribute, tuple[int, ...]]] = {}
 
     def of(self, value: int | SSAValue) -> Linear:
         if isinstance(value, int):
-            return Linear(value)
-        if value in self.memo:
-            return self.memo[value]
+            form = self.ints.get(value)
+            if form is None:
+                form = self.ints[value] = Linear(value)
+            return form
+        hit = self.memo.get(id(value))
+        if hit is not None:
+            return hit[1]
         form = self._compute(value)
-        self.memo[value] = form
+        self.memo[id(value)] = (value, form)
         return form
+
+    def static(self, attr: DenseArrayBase | TensorType) -> tuple[int, ...]:
+        """`attr.get_values()` of a dense array / `attr.get_shape()` of a tensor type."""
+        hit = self.statics.get(id(attr))
+        if hit is None:
+            values = attr.get_shape() if isinstance(attr, TensorType) else attr.get_values()
+            hit = self.statics[id(attr)] = (attr, tuple(values))
+        return hit[1]
 
     def _compute(self, value: SSAValue) -> Linear:
         c = constant_index(value)
@@ -241,17 +260,42 @@ class _Effects:
     barrier: bool = False
 
 
+_IS_TILE: dict[type[Attribute], bool] = {}
+_READS: dict[type[Operation], tuple[str, ...]] = {}
+
+
+def _is_tile(t: Attribute) -> bool:
+    """`isinstance(t, TensorType)`, once per attribute class (isinstance on xDSL's
+    ABC-based classes is slow, and this is asked of every operand of every op)."""
+    known = _IS_TILE.get(type(t))
+    if known is None:
+        known = _IS_TILE[type(t)] = isinstance(t, TensorType)
+    return known
+
+
 def _reads_of(op: Operation) -> tuple[str, ...]:
     """The settings an op is compiled under: the cube tile shape for matmul, the
     vector tile shape for the rest; the label for all. A transfer is tileir's model
     of a buffer hand-off and is not emitted; ops on no tile (loop-state queries) use
     none."""
-    tiles = any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
-    if isinstance(op, TransferOp) or not tiles:
+    reads = _READS.get(type(op))
+    if reads is None:
+        if isinstance(op, TransferOp):
+            reads = ()
+        elif isinstance(op, CUBE_OPS):
+            reads = ("cube", "label")
+        else:
+            reads = ("vec", "label")
+        _READS[type(op)] = reads
+    if not reads:
         return ()
-    if isinstance(op, CUBE_OPS):
-        return ("cube", "label")
-    return ("vec", "label")
+    for v in op.results:
+        if _is_tile(v.type):
+            return reads
+    for v in op.operands:
+        if _is_tile(v.type):
+            return reads
+    return ()
 
 
 def _conditional(op: Operation, top: Operation) -> bool:
@@ -313,13 +357,16 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
             continue
         if c == "view":
             assert isinstance(op, ViewOp)
-            if isinstance(op.source.type, MemRefType):
-                shape = op.result.type.get_shape()
-                fx.accesses.append(_access(forms, op.source, False, op.mixed_offsets, shape))
+            source = op.source
+            if isinstance(source.type, MemRefType):
+                shape = forms.static(op.result.type)  # type: ignore[arg-type]
+                offsets = _offsets(forms, op.static_offsets, op.offsets)
+                fx.accesses.append(_access(forms, source, False, offsets, shape))
         elif c == "assemble":
             assert isinstance(op, AssembleOp)
-            shape = op.src.type.get_shape()
-            fx.accesses.append(_access(forms, op.dst, True, op.mixed_offsets, shape))
+            shape = forms.static(op.src.type)  # type: ignore[arg-type]
+            offsets = _offsets(forms, op.static_offsets, op.offsets)
+            fx.accesses.append(_access(forms, op.dst, True, offsets, shape))
         elif c == "alloc":
             fx.accesses.append(Access(op.results[0], True, None))
         elif not op.regions:  # region ops act through their contents, walked here too
@@ -336,6 +383,16 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
     return fx
 
 
+def _offsets(
+    forms: _IndexForms, static: DenseArrayBase, dynamic: Sequence[SSAValue]
+) -> Sequence[int | SSAValue]:
+    """`op.mixed_offsets` of a view / assemble, its static half read once per pass."""
+    values = forms.static(static)
+    if DYNAMIC_INDEX not in values:
+        return values
+    return get_dynamic_index_list(values, dynamic, DYNAMIC_INDEX)
+
+
 def _setting_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(sorted(op.properties.items())))
 
@@ -343,27 +400,27 @@ def _setting_key(op: Operation) -> tuple[object, ...]:
 # --------------------------------------------------------------------------- iterations
 
 
-def _iteration_starts(block: Block, forms: _IndexForms) -> dict[Operation, int]:
+def _iteration_starts(block: Block, ops: Sequence[Operation], forms: _IndexForms) -> dict[int, int]:
     """`arith.addi j, d` ops of a loop body (j its index, d > 0 a multiple of the
-    original step): the k-th distinct d starts iteration k. The chunk loop's own step is
-    p times the original one, so the deltas are ranked rather than divided."""
+    original step), by id: the k-th distinct d starts iteration k. The chunk loop's own
+    step is p times the original one, so the deltas are ranked rather than divided."""
     loop = block.parent_op()
     if not isinstance(loop, LoopOp | LoopUnrollOp):
         return {}
     j = Linear(0, frozenset({(block.args[0], 1)}))
-    keyed: dict[Operation, tuple[SSAValue | None, int]] = {}
-    for op in block.ops:
-        if not isinstance(op, arith.AddiOp):
+    keyed: dict[int, tuple[SSAValue | None, int]] = {}
+    for op in ops:
+        if type(op) is not arith.AddiOp:  # (isinstance on xDSL's ops is slow)
             continue
         delta = forms.of(op.result).plus(j, -1)
         if not delta.terms and delta.const > 0:
-            keyed[op] = (None, delta.const)
+            keyed[id(op)] = (None, delta.const)
         elif delta.const == 0 and len(delta.terms) == 1:
             ((v, c),) = delta.terms
             if c > 0 and not isinstance(v.owner, Block | arith.ConstantOp):
-                keyed[op] = (v, c)
+                keyed[id(op)] = (v, c)
             elif c > 0:
-                keyed[op] = (v, c)
+                keyed[id(op)] = (v, c)
     bases = {b for b, _ in keyed.values()}
     if len(bases) != 1:
         return {}  # not the shape loop-unroll writes: one group
@@ -371,13 +428,18 @@ def _iteration_starts(block: Block, forms: _IndexForms) -> dict[Operation, int]:
     return {op: ranks[c] for op, (_, c) in keyed.items()}
 
 
-def iteration_ids(block: Block, forms: _IndexForms | None = None) -> list[int]:
-    """The iteration each op of an unrolled loop body belongs to, in program order."""
-    starts = _iteration_starts(block, forms or _IndexForms())
+def iteration_ids(
+    block: Block, forms: _IndexForms | None = None, ops: Sequence[Operation] | None = None
+) -> list[int]:
+    """The iteration each op of an unrolled loop body belongs to, in program order
+    (`ops`: the block's ops, when the caller has listed them already)."""
+    if ops is None:
+        ops = [op for op in block.ops]
+    starts = _iteration_starts(block, ops, forms or _IndexForms())
     ids: list[int] = []
     current = 0
-    for op in block.ops:
-        current = max(current, starts.get(op, current))
+    for op in ops:
+        current = max(current, starts.get(id(op), current))
         ids.append(current)
     return ids
 
@@ -517,21 +579,24 @@ def _dependencies(
     ops: Sequence[Operation], forms: _IndexForms, plan: _SettingsPlan
 ) -> list[set[int]]:
     """For each op, the indices of the earlier ops it must stay after."""
-    position = {op: n for n, op in enumerate(ops)}
-    block = ops[0].parent_block() if ops else None
+    # (keyed by id: xDSL's `Operation.__hash__` is Python code)
+    position = {id(op): n for n, op in enumerate(ops)}
+    block = ops[0].parent if ops else None
     preds: list[set[int]] = [set() for _ in ops]
-    by_buffer: dict[SSAValue, list[tuple[int, Access]]] = {}
+    # per buffer (by id): its accesses so far, and its writes so far
+    by_buffer: dict[int, tuple[list[tuple[int, Access]], list[tuple[int, Access]]]] = {}
     settings = {k: _SettingOrder(k) for k in _KINDS if k not in plan.remat}
     last_barrier: int | None = None
 
     def top_level(value: SSAValue) -> int | None:
         owner = value.owner
-        if owner in position:  # the common case: a result of a top-level op
-            return position[owner]  # type: ignore[index]
+        n = position.get(id(owner))
+        if n is not None:  # the common case: a result of a top-level op
+            return n
         op = owner.parent_op() if isinstance(owner, Block) else owner
-        while op is not None and op.parent_block() is not block:
+        while op is not None and op.parent is not block:
             op = op.parent_op()
-        return position.get(op) if op is not None else None
+        return position.get(id(op)) if op is not None else None
 
     for n, op in enumerate(ops):
         deps = preds[n]
@@ -547,14 +612,19 @@ def _dependencies(
             deps.update(range(n))
             last_barrier = n
         for acc in fx.accesses:
-            seen = by_buffer.setdefault(acc.buffer, [])
-            for m, prev in reversed(seen):
+            seen = by_buffer.get(id(acc.buffer))
+            if seen is None:
+                seen = by_buffer[id(acc.buffer)] = ([], [])
+            # a write is ordered after every access, a read after the writes only
+            for m, prev in reversed(seen[0] if acc.write else seen[1]):
                 if m == n or not (prev.write or acc.write) or prev.disjoint(acc):
                     continue
                 deps.add(m)
                 if prev.write and prev.window is not None and prev.window == acc.window:
                     break  # everything before `prev` that overlaps is ordered before it
-            seen.append((n, acc))
+            seen[0].append((n, acc))
+            if acc.write:
+                seen[1].append((n, acc))
         for order in settings.values():
             order.add(n, fx, deps)
         deps.discard(n)
@@ -685,14 +755,14 @@ def _drop_repeated_settings(ops: Iterable[Operation], rewriter: PatternRewriter)
     return kept
 
 
-def _escaping(ops: Sequence[Operation]) -> list[SSAValue]:
-    """Results of `ops` used by ops that are not among them."""
-    members = set(ops)
+def _escaping(ops: Sequence[Operation], members: set[int]) -> list[SSAValue]:
+    """Results of `ops` used by ops that are not among them (`members`: their ids)."""
+    block = ops[0].parent if ops else None
     return [
         r
         for op in ops
         for r in op.results
-        if any(_top_in(use.operation, members) is None for use in r.uses)
+        if any(_top_in(use.operation, members, block) is None for use in r.uses)
     ]
 
 
@@ -701,34 +771,46 @@ def _wrap(
     new_order: list[Operation],
     size: int,
     most: int,
-    rewriter: PatternRewriter,
+    parent: Block,
+    anchor: Operation | None,
 ) -> StitchOp:
     """Move the group `ops` into a new `pto.stitch` in `new_order` (the same ops, minus
-    dropped settings, plus re-inserted ones); values used after it leave it as results."""
-    members = set(ops)
-    escaping = _escaping(ops)
-    block = Block()
-    stitch = rewriter.insert(
-        StitchOp(size, most, block, [v.type for v in escaping]), InsertPoint.before(ops[0])
-    )
+    dropped settings, plus re-inserted ones) right after `anchor` in `parent` (the op
+    before the group, None: at the start); values used after it leave it as results."""
+    members = {id(op) for op in ops}
+    escaping = _escaping(ops, members)
     for op in new_order:
         if op.parent is not None:
             op.detach()
     yield_op = YieldOp(*escaping)
-    rewriter.insert([*new_order, yield_op], InsertPoint.at_end(block))
+    # The body is filled while the stitch hangs in no tree: xDSL checks on every
+    # `add_op` that the op is not an ancestor of the block, a walk up to the root.
+    block = Block([*new_order, yield_op])
+    stitch = StitchOp(size, most, block, [v.type for v in escaping])
+    if anchor is not None:
+        parent.insert_op_after(stitch, anchor)
+    elif parent.first_op is not None:
+        parent.insert_op_before(stitch, parent.first_op)
+    else:
+        parent.add_op(stitch)
     # Uses outside the group take the stitch's results; the group's own yield keeps the
     # values it passes out (it is not a member, so the test below would rewrite it too).
     for value, result in zip(escaping, stitch.outputs):
-        rewriter.replace_uses_with_if(
-            value,
+        value.replace_uses_with_if(
             result,
-            lambda use: use.operation is not yield_op and _top_in(use.operation, members) is None,
+            lambda use: (
+                use.operation is not yield_op and _top_in(use.operation, members, parent) is None
+            ),
         )
     return stitch
 
 
-def _top_in(op: Operation, members: set[Operation]) -> Operation | None:
-    while op is not None and op not in members:
+def _top_in(op: Operation, members: set[int], block: Block | None = None) -> Operation | None:
+    """The op among `members` (ids) that is or holds `op`, None if there is none;
+    `block` is the members' block, where the search can stop."""
+    while op is not None and id(op) not in members:
+        if op.parent is block:
+            return None
         op = op.parent_op()  # type: ignore[assignment]
     return op
 
@@ -745,35 +827,38 @@ class StitchLoopBody(RewritePattern):
         if not isinstance(op, LoopOp | LoopUnrollOp):
             return
         block = op.body.block
-        ids = iteration_ids(block, self.forms)
+        ops = [o for o in block.ops]  # (listed once: each walk of a block is Python code)
+        ids = iteration_ids(block, self.forms, ops)
         if not ids or max(ids) == 0:
             return
-        # Moving the constants to the top keeps the other ops' order, so their
-        # iterations stay as computed here.
-        iteration_of = dict(zip(block.ops, ids))
+        iteration_of = {id(o): i for o, i in zip(ops, ids)}  # (Python __hash__)
         # Constants go first: moving them earlier is always legal, and they are then
-        # shared by the groups instead of leaving one as a result.
-        constants = [o for o in block.ops if isinstance(o, arith.ConstantOp)]
+        # shared by the groups instead of leaving one as a result. Moving them keeps
+        # the other ops' order, so their iterations stay as computed here.
+        constants: list[Operation] = []
+        by_group: dict[int, list[Operation]] = {}
+        for o in ops:
+            if isinstance(o, arith.ConstantOp):
+                constants.append(o)
+            elif not isinstance(o, YieldOp):
+                by_group.setdefault(iteration_of[id(o)] // self.max_functions, []).append(o)
         for o in constants:
             o.detach()
         # (each constant used to be moved to the top in turn: the order reverses)
         rewriter.insert(constants[::-1], InsertPoint.at_start(block))
-        by_group: dict[int, list[Operation]] = {}
-        for o in block.ops:
-            if isinstance(o, arith.ConstantOp | YieldOp):
-                continue
-            by_group.setdefault(iteration_of[o] // self.max_functions, []).append(o)
         for group in by_group.values():
             group = _drop_repeated_settings(group, rewriter)
             if not group:
                 continue
-            members = sorted({iteration_of[o] for o in group})
+            members = sorted({iteration_of[id(o)] for o in group})
+            # where the group goes (before `emit`, which may erase its first op)
+            anchor = group[0].prev_op
             new_order = list(group)
             if self.interleave and len(members) > 1:
                 plan = _SettingsPlan.of(group, self.forms)
-                order = interleave(group, [iteration_of[o] for o in group], self.forms, plan)
+                order = interleave(group, [iteration_of[id(o)] for o in group], self.forms, plan)
                 new_order = plan.emit(group, order)
-            _wrap(group, new_order, len(members), self.max_functions, rewriter)
+            _wrap(group, new_order, len(members), self.max_functions, block, anchor)
 
 
 def _set_runtime_option(kernel: KernelOp, most: int) -> None:

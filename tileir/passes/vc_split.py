@@ -168,13 +168,15 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
         parent.add_op(stage)
     else:
         parent.insert_op_before(stage, anchor)
+    # A use outside the stage: not in its body, and no op of `parent` holding it is
+    # the stage (found walking up to `parent`, not from the body up to the root).
     for value, result in zip(escaping, stage.outputs):
         result.name_hint = value.name_hint
         value.replace_uses_with_if(
             result,
             lambda use: (
-                use.operation.parent_block() is not body
-                and _ancestor_in(use.operation, body) is None
+                use.operation.parent is not body
+                and _ancestor_in(use.operation, parent) is not stage
             ),
         )
     return stage
@@ -254,7 +256,8 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
         block = stage.body.block
         made: dict[int, SSAValue] = {}
         ops = [o for o in block.ops]
-        if any(op.regions for op in ops):
+        nested = any(op.regions for op in ops)
+        if nested:
             ops = list(walk_ops(stage))[1:]
         for op in ops:
             if type(op) is pto.TransferOp:
@@ -265,7 +268,8 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
                 # the slowest thing in this loop.)
                 if owner.parent is block or type(operand.type) is not TensorType:
                     continue
-                if isinstance(owner, Operation) and stage.is_ancestor(owner):
+                # (without nested ops, an op not in the block is outside the stage)
+                if nested and isinstance(owner, Operation) and stage.is_ancestor(owner):
                     continue
                 produced_on = _unit_of_value(operand)
                 if produced_on is None or produced_on == unit:
