@@ -146,6 +146,25 @@ def test_unknown_pass_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert "no-such-pass" in capsys.readouterr().err
 
 
+def test_malformed_pipeline_options_are_a_clean_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Options separated by a comma: xDSL's parser raises a BaseException there, which
+    once got past the driver as a traceback; the Python API says the same."""
+    from tileir.diagnostics import TileirError
+    from tileir.passes import parse_pipeline
+
+    path = tmp_path / "good.mlir"
+    path.write_text(GOOD)
+    spec = "default{unroll-factors=4,max-functions=2}"
+    assert main([str(path), "-p", spec]) == 1
+    err = capsys.readouterr().err
+    assert "error: the pass pipeline does not parse" in err and "pass-pipeline:1:39" in err
+    assert "Traceback" not in err
+    with pytest.raises(TileirError, match="expected either a space"):
+        parse_pipeline(spec)
+
+
 def test_good_input_round_trips_through_cse_and_dce(tmp_path: Path) -> None:
     path = tmp_path / "good.mlir"
     path.write_text(GOOD)

@@ -88,11 +88,23 @@ def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {**xdsl_passes(), **get_all_passes()}
 
 
-def parse_pipeline(spec: str) -> list[ModulePass]:
-    """The passes of a pipeline string such as `"vc-split,loop-unroll{factors=4,2,1},cse"`."""
+def parse_pipeline(
+    spec: str, passes: dict[str, Callable[[], type[ModulePass]]] | None = None
+) -> list[ModulePass]:
+    """The passes of a pipeline string such as `"vc-split,loop-unroll{factors=4,2,1},cse"`
+    (options inside `{}` are separated by spaces). A malformed string is a `TileirError`
+    that points at the character (xDSL raises a `BaseException` there, which would get
+    past a caller's `except Exception`)."""
     from xdsl.passes import PassPipeline
+    from xdsl.utils.exceptions import ArgSpecParseError
 
-    return list(PassPipeline.parse_spec(available_passes(), spec).passes)
+    from tileir.diagnostics import TileirError
+
+    try:
+        return list(PassPipeline.parse_spec(passes or available_passes(), spec).passes)
+    except ArgSpecParseError as e:
+        where = str(e).split("\n", 1)[-1]
+        raise TileirError(f"error: the pass pipeline does not parse:\n{where}") from None
 
 
 def apply_pipeline(

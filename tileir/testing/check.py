@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 
 from tileir.diagnostics import TileirError, verify_located
 from tileir.ir import make_context, parse_module, print_module
+from tileir.passes import parse_pipeline
 from tileir.testing.inputs import kernel_names, random_inputs
 
 Inputs = Mapping[str, np.ndarray]
@@ -229,21 +230,12 @@ def make_input_sets(
 # --------------------------------------------------------------------------- passes
 
 
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """xDSL's passes plus tileir's (tileir's win a name clash)."""
-    from xdsl.transforms import get_all_passes as xdsl_passes
-
-    from tileir.passes import get_all_passes as tileir_passes
-
-    return {**xdsl_passes(), **tileir_passes()}
-
-
 def resolve_passes(pass_or_pipeline: ModulePass | Sequence[ModulePass] | str) -> list[ModulePass]:
     """A pass, a list of passes, or a pipeline string (`"cse,loop-unroll{factors=4,2}"`)."""
     if isinstance(pass_or_pipeline, ModulePass):
         return [pass_or_pipeline]
     if isinstance(pass_or_pipeline, str):
-        return list(PassPipeline.parse_spec(available_passes(), pass_or_pipeline).passes)
+        return parse_pipeline(pass_or_pipeline)
     return list(pass_or_pipeline)
 
 

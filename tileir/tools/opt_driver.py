@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tileir.diagnostics import TileirError, decode_source, parse_located, verify_located
+from tileir.passes import parse_pipeline
 from tileir.tools.outputs import pause_for_test, staged_outputs
 
 if TYPE_CHECKING:
@@ -180,10 +181,10 @@ class TileirOptMain(xDSLOptMain):
             if guard is not None and (previous, next_) != (None, None):  # no passes, no check
                 self._check_semantics(guard, previous, module)
 
-        parsed = PassPipeline.parse_spec(self.available_passes, self.args.passes)
+        parsed = parse_pipeline(self.args.passes, self.available_passes)
         # Composite passes (`default`) run step by step, so that contracts, verification
         # and --verify-semantics apply to each step.
-        self.pipeline = PassPipeline(tuple(expand(parsed.passes)), check)
+        self.pipeline = PassPipeline(tuple(expand(parsed)), check)
 
     def _semantics_guard(self) -> SemanticsGuard | None:
         # tileir.testing is imported only when asked for, to keep start-up fast.
