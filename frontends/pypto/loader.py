@@ -260,7 +260,8 @@ class LoadedFile:
         except SyntaxError:
             return value
         try:
-            return _evaluate(tree.body, vars(self.module))
+            with self.reentered():  # a dotted name may import a module beside the file
+                return _evaluate(tree.body, vars(self.module))
         except _NotAValue:
             return value
         except KeyboardInterrupt:
@@ -287,13 +288,17 @@ def _evaluate(node: ast.expr, names: dict[str, Any]) -> Any:
         return items if isinstance(node, ast.List) else tuple(items)
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {_evaluate(k, names): _evaluate(v, names) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
-    if isinstance(node, ast.Name) and node.id in names and not node.id.startswith("__"):
-        return names[node.id]
+    if isinstance(node, ast.Name) and not node.id.startswith("__"):
+        if node.id in names:
+            return names[node.id]
+        return _import(node.id)  # `configs.Tiles(...)`: a module the file's test imports
     if isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
         base = _evaluate(node.value, names)
         try:
             return getattr(base, node.attr)
         except AttributeError:
+            if isinstance(base, types.ModuleType):  # a submodule not imported yet
+                return _import(f"{base.__name__}.{node.attr}")
             raise _NotAValue from None
     if isinstance(node, ast.Call):
         fn = _evaluate(node.func, names)
@@ -304,6 +309,14 @@ def _evaluate(node: ast.expr, names: dict[str, Any]) -> Any:
         args = [_evaluate(a, names) for a in node.args]
         return fn(*args, **{k.arg: _evaluate(k.value, names) for k in node.keywords})  # type: ignore[misc]
     raise _NotAValue
+
+
+def _import(name: str) -> types.ModuleType:
+    """The module `name` (on the kernel file's path), for a dotted name in a call's text."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise _NotAValue from None
 
 
 LOADING = threading.RLock()

@@ -416,3 +416,43 @@ def test_a_tail_tile_written_by_slices_keeps_its_valid_shape(rows: int) -> None:
     x = np.random.default_rng(rows).standard_normal((rows, 16)).astype(np.float32)
     got = run_numpy(module, {"x": x, "out": np.zeros_like(x)})["out"]
     np.testing.assert_array_equal(got, (x + x * np.float32(2)) * np.float32(2))
+
+
+CONFIG_MODULE = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class Tiles:
+    rows: int
+    scale: float = 2.0
+"""
+
+CONFIG_KERNEL = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32), cfg=None):
+    pypto.set_vec_tile_shapes(cfg.rows, 16)
+    for i in pypto.loop(8 // cfg.rows, name="L", idx_name="i"):
+        t = pypto.view(x, [cfg.rows, 16], [i * cfg.rows, 0])
+        pypto.assemble(t * cfg.scale, [i * cfg.rows, 0], out)
+"""
+
+
+def test_a_config_class_from_a_module_the_kernel_does_not_import(tmp_path: Path) -> None:
+    """`--arg "cfg=tiles_cfg.Tiles(rows=4)"`: the class lives beside the kernel file, in a
+    module only the file's test imports; the dotted name imports it (as the test would)."""
+    from tileir.diagnostics import TileirError
+
+    (tmp_path / "tiles_cfg.py").write_text(CONFIG_MODULE)
+    (tmp_path / "kern.py").write_text(CONFIG_KERNEL)
+    module = load_file(tmp_path / "kern.py", args={"cfg": "tiles_cfg.Tiles(rows=4, scale=3.0)"})
+    vec = next(op for op in module.walk() if isinstance(op, pto.SetVecTileShapesOp))
+    assert list(vec.shape.get_values()) == [4, 16]
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    np.testing.assert_array_equal(run_numpy(module, {"x": x})["out"], x * np.float32(3))
+    # a name that imports nothing stays text, and the kernel says what it got
+    with pytest.raises(TileirError, match="cfg"):
+        load_file(tmp_path / "kern.py", args={"cfg": "no_such_mod.Tiles(rows=4)"})
