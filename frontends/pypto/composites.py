@@ -134,7 +134,20 @@ def online_softmax_update(
     return m, s, o
 
 
+def transposed_batchmatmul(tensor_a: Any, tensor_b: Any, out_dtype: Any) -> Any:
+    """`pypto.experimental.transposed_batchmatmul(a, b, out_dtype)`: `a` (M, B, K) turned to
+    (B, M, K), a batched matmul with `b` (B, K, N), the (B, M, N) result turned back to
+    (M, B, N) (hicann/pypto docs/zh/api/operation/pypto-experimental-transposed_batchmatmul.md:
+    those three steps; FP16 / BF16 in and out)."""
+    assert len(tensor_a.shape) == 3 and len(tensor_b.shape) == 3, (
+        "pypto.experimental.transposed_batchmatmul takes a (M, B, K) and b (B, K, N)"
+    )
+    a = pypto.transpose(tensor_a, 0, 1)
+    return pypto.transpose(pypto.matmul(a, tensor_b, out_dtype), 0, 1)
+
+
 COMPOSITES = {
+    "experimental.transposed_batchmatmul": transposed_batchmatmul,
     "experimental.online_softmax": online_softmax,
     "experimental.online_softmax_update": online_softmax_update,
     "rms_norm": rms_norm,
