@@ -146,7 +146,33 @@ def transposed_batchmatmul(tensor_a: Any, tensor_b: Any, out_dtype: Any) -> Any:
     return pypto.transpose(pypto.matmul(a, tensor_b, out_dtype), 0, 1)
 
 
+def gather_in_ub(param: Any, indices: Any, block_table: Any, block_size: int, axis: int) -> Any:
+    """`pypto.experimental.gather_in_ub(param, indices, block_table, block_size, -2)`: the
+    rows of a paged KV cache that token ids select (hicann/pypto
+    docs/zh/api/operation/pypto-experimental-gather_in_ub.md): token t is row
+    `block_table[0, t // block_size] * block_size + t % block_size` of `param`
+    ([tokens, hidden]); `indices` is [1, k], the result [k, hidden]."""
+    assert axis == -2, f"pypto.experimental.gather_in_ub supports only axis=-2, got {axis}"
+    assert len(indices.shape) == 2 and len(param.shape) == 2, (
+        "pypto.experimental.gather_in_ub takes a 2-D param and [1, k] indices"
+    )
+    # The index arithmetic in FP32 (exact below 2**24 tokens: floor of the correctly
+    # rounded quotient is the integer quotient there), as PyPTO 0.2.0 divides float tiles
+    # only (its DIVS on INT32 is DIVSOpError, measured).
+    token = pypto.cast(indices, pypto.DT_FP32)
+    block_f = pypto.cast(
+        pypto.cast(pypto.div(token, float(block_size)), pypto.DT_INT32, pypto.CastMode.CAST_FLOOR),
+        pypto.DT_FP32,
+    )
+    tail = pypto.sub(token, pypto.mul(block_f, float(block_size)))
+    physical = pypto.gather(block_table, 1, pypto.cast(block_f, pypto.DT_INT32))
+    rows = pypto.add(pypto.mul(pypto.cast(physical, pypto.DT_FP32), float(block_size)), tail)
+    rows = pypto.cast(rows, pypto.DT_INT32, pypto.CastMode.CAST_RINT)
+    return pypto.index_select(param, 0, pypto.reshape(rows, [indices.shape[1]]))
+
+
 COMPOSITES = {
+    "experimental.gather_in_ub": gather_in_ub,
     "experimental.transposed_batchmatmul": transposed_batchmatmul,
     "experimental.online_softmax": online_softmax,
     "experimental.online_softmax_update": online_softmax_update,

@@ -504,3 +504,58 @@ def test_real_pypto_agrees_on_transposed_batchmatmul(source: str, tmp_path: Path
     got = run_kernel(path, "k", args, {"a": a, "b": b})["out"]
     want = np.einsum("mbk,bkn->mbn", a.astype(np.float64), b.astype(np.float64))
     np.testing.assert_array_equal(np.asarray(got).astype(np.float64), want)
+
+
+GATHER_IN_UB = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    param: pypto.Tensor([8, 16], pypto.DT_FP32),
+    idx: pypto.Tensor([1, 4], pypto.DT_INT32),
+    table: pypto.Tensor([1, 4], pypto.DT_INT32),
+    out: pypto.Tensor([4, 16], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(4, 16)
+    out[:] = pypto.experimental.gather_in_ub(param, idx, table, 2, -2)
+"""
+
+
+def _paged_rows(param, idx, table, block):
+    """Token t lives in physical block table[t // block], at offset t % block."""
+    rows = [table[0, t // block] * block + t % block for t in idx[0]]
+    return param[rows]
+
+
+def _gather_inputs() -> dict[str, np.ndarray]:
+    param = np.arange(128, dtype=np.float32).reshape(8, 16)
+    return {
+        "param": param,
+        "idx": np.array([[7, 0, 4, 3]], np.int32),
+        "table": np.array([[3, 0, 2, 1]], np.int32),
+    }
+
+
+def test_gather_in_ub_reads_tokens_through_the_page_table() -> None:
+    module = load_source(GATHER_IN_UB, "giu.py")
+    inputs = _gather_inputs()
+    got = run_numpy(module, inputs)["out"]
+    np.testing.assert_array_equal(got, _paged_rows(**inputs, block=2))
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("source", ["as written", "emitted"])
+def test_real_pypto_agrees_on_gather_in_ub(source: str, tmp_path: Path) -> None:
+    """0.2.0 has the function: the kernel as written and as tileir writes it back (div,
+    gather, index_select) read the same rows there."""
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "giu.py"
+    text = GATHER_IN_UB if source == "as written" else emit(load_source(GATHER_IN_UB, "g.py"))
+    path.write_text(text)
+    inputs = _gather_inputs()
+    args = [ArgSpec("param", (8, 16), "f32"), ArgSpec("idx", (1, 4), "i32")]
+    args += [ArgSpec("table", (1, 4), "i32"), ArgSpec("out", (4, 16), "f32")]
+    got = run_kernel(path, "k", args, inputs)["out"]
+    np.testing.assert_array_equal(np.asarray(got), _paged_rows(**inputs, block=2))
