@@ -45,8 +45,10 @@ from tileir.dialect.ops.base import (
     _shape,
 )
 
-SCATTER_UPDATE_ELEMENTS = ("f32", "f16", "bf16", "i32", "i16")
-"""The element types `pypto.scatter_update` takes for input and src (its docs)."""
+SCATTER_UPDATE_ELEMENTS = ("f32", "f16", "bf16", "i32", "i16", "i8")
+"""The element types `pypto.scatter_update` takes for input and src: its docs' list, and
+int8, which the docs omit but PyPTO 0.2.0 runs (a row copy; measured bit for bit) and
+quantised KV caches use."""
 
 
 @irdl_op_definition
