@@ -23,9 +23,10 @@ def main(args: Sequence[str] | None = None) -> int:
     """Run the driver; any failure becomes a located diagnostic on stderr, exit 1."""
     try:
         from tileir.diagnostics import format_exception
-        from tileir.tools.outputs import exit_on_signals, pause_for_test
+        from tileir.tools.outputs import exit_on_signals, pause_for_test, plain_warnings
 
         exit_on_signals()
+        plain_warnings()
         pause_for_test("startup")
         from tileir.tools.opt_driver import TileirOptMain
 

@@ -47,20 +47,26 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 def exit_on_signals() -> None:
     """Turn SIGTERM / SIGHUP into `Terminated` (SIGINT already raises
-    `KeyboardInterrupt`); and print tileir's located warnings as compilers do (the
-    text alone, not Python's `file:line: Category:` frame)."""
+    `KeyboardInterrupt`)."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_terminated)
-    default = warnings.formatwarning
 
-    def plain(message, category, filename, lineno, line=None):  # noqa: ANN001, ANN202
-        from tileir.diagnostics import TileirWarning
 
-        if issubclass(category, TileirWarning):
-            return f"{message}\n"
-        return default(message, category, filename, lineno, line)
+def _format_warning(message, category, filename, lineno, line=None):  # noqa: ANN001, ANN202
+    from tileir.diagnostics import TileirWarning
 
-    warnings.formatwarning = plain
+    if issubclass(category, TileirWarning):
+        return f"{message}\n"
+    return _PYTHON_FORMATWARNING(message, category, filename, lineno, line)
+
+
+_PYTHON_FORMATWARNING = warnings.formatwarning
+
+
+def plain_warnings() -> None:
+    """Print tileir's located warnings as compilers do (the text alone, not Python's
+    `file:line: Category:` frame); other warnings as Python does."""
+    warnings.formatwarning = _format_warning
 
 
 @contextmanager

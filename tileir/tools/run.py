@@ -267,9 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     try:
         from tileir.diagnostics import TileirError, format_exception
-        from tileir.tools.outputs import exit_on_signals, pause_for_test
+        from tileir.tools.outputs import exit_on_signals, pause_for_test, plain_warnings
 
         exit_on_signals()
+        plain_warnings()
         pause_for_test("startup")
         args = _parser().parse_args(argv)
         run_cli(args)
