@@ -1,5 +1,6 @@
 """The evaluator's statements: assignments, `for` (over Python values; `pypto.loop`
-goes to the region builder), `if`, `assert`, `return`, nested `def`s."""
+goes to the region builder), `while` (on Python values), `if`, `assert`, `return`, nested
+`def`s."""
 
 from __future__ import annotations
 
@@ -179,7 +180,31 @@ class Statements:
         self.define_function(stmt, scope)
 
     def stmt_While(self, stmt: ast.While, scope: Scope) -> None:
-        self.fail(stmt, "`while` loops are not supported; use `for ... in pypto.loop(...)`")
+        """A `while` runs when the kernel is traced, as in PyPTO (whose JIT runs the
+        Python): a helper computing tile sizes (`while True: ... break`). Its condition
+        must be a Python value then; a run-time loop is `pypto.loop`."""
+        while True:
+            cond = self.resolve(self.eval(stmt.test, scope), stmt.test)
+            if is_ssa(cond):
+                self.fail(
+                    stmt.test,
+                    f"`while` runs when the kernel is traced, so its condition must be known "
+                    f"then, got {describe(cond)}; use `for ... in pypto.loop(...)` for a "
+                    "run-time loop",
+                )
+            try:
+                taken = bool(cond)
+            except Exception:
+                self.fail(stmt.test, f"cannot use {describe(cond)} as a condition")
+            if not taken:
+                self.exec_body(stmt.orelse, scope)
+                return
+            self.trace_step(stmt)
+            try:
+                self.exec_body(stmt.body, scope)
+            except LoopControl as c:
+                if c.kind == "break":
+                    return
 
     def stmt_Break(self, stmt: ast.Break, scope: Scope) -> None:
         raise LoopControl("break", stmt)

@@ -136,6 +136,9 @@ EXAMPLES: dict[str, str] = {
     ),
     "set_matrix_size": "pypto.set_matrix_size([16, 64, 16])\nr = pypto.exp(x)",
     "experimental.auto_mix_partition": "pypto.experimental.auto_mix_partition(1)\nr = pypto.exp(x)",
+    "set_codegen_options": (
+        "pypto.set_codegen_options(support_dynamic_aligned=True)\nr = pypto.exp(x)"
+    ),
 }
 
 LEFT_OUT_FOR_020 = {"experimental.auto_mix_partition"}

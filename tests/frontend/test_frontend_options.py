@@ -237,3 +237,19 @@ def test_real_pypto_runs_div_emitted_without_precision_type(tmp_path: Path) -> N
     args = [ArgSpec("x", (4, 8), "f32"), ArgSpec("out", (4, 8), "f32")]
     got = run_kernel(path, "softmax_rows", args, {"x": x}, outputs=["out"])["out"]
     np.testing.assert_allclose(got, _softmax_golden(x), rtol=1e-5, atol=1e-6)
+
+
+def test_codegen_options_round_trip() -> None:
+    """`pypto.set_codegen_options` (PyPTO-Gym's mla_prolog): kept, written back with the
+    0.2.0 keyword (`support_dynamic_aligned`), a newer keyword named in a comment."""
+    body = "pypto.set_codegen_options(support_dynamic_aligned=True, newer_knob=2)"
+    module = load_source(_kernel(body), "c.py")
+    assert _options(module)[0][0] == "codegen_options"
+    text = emit_module(module)
+    assert (
+        "pypto.set_codegen_options(support_dynamic_aligned=True)  # tileir: PyPTO 0.2.0 "
+        "cannot compile newer_knob: left out"
+    ) in text
+    x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
+    got = run_numpy(module, {"x": x})["out"]
+    np.testing.assert_allclose(got, np.exp(x.astype(np.float64)), rtol=1e-6)

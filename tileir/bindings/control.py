@@ -1,7 +1,7 @@
 """Loop state and settings: `pypto.is_loop_begin / is_loop_end` and the
 `set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements, and the
 compiler options `set_pass_options / experimental.set_operation_options /
-set_matrix_size / experimental.auto_mix_partition` (one op, `pto.set_options`, whose
+set_matrix_size / experimental.auto_mix_partition / set_codegen_options` (one op, `pto.set_options`, whose
 `kind` says which function).
 
 Settings change how PyPTO tiles and labels the ops after them and compute nothing, so
@@ -139,9 +139,10 @@ PYPTO_020_OPTIONS: dict[str, frozenset[str] | None] = {
     "operation_options": frozenset({"force_combine_axis", "combine_axis"}),
     "matrix_size": frozenset({"size"}),
     "auto_mix_partition": None,
+    "codegen_options": frozenset({"support_dynamic_aligned"}),
 }
-"""The keywords PyPTO 0.2.0's `set_pass_options` / `experimental.set_operation_options`
-take (from their signatures in 0.2.0); newer PyPTO has more (`ooo_sched_mode` ...).
+"""The keywords PyPTO 0.2.0's `set_pass_options` / `experimental.set_operation_options` /
+`set_codegen_options` take (from their signatures in 0.2.0); newer PyPTO has more (`ooo_sched_mode` ...).
 None: 0.2.0 has no such function (`experimental.auto_mix_partition`)."""
 
 _INT_KEYED = frozenset({"vec_nbuffer_setting", "cube_l1_reuse_setting", "cube_nbuffer_setting"})
@@ -286,3 +287,4 @@ alias(
         read=_read_auto_mix_partition,
     )
 )
+alias(replace(_OPTIONS, pypto="set_codegen_options", read=_reader_options("codegen_options")))

@@ -167,6 +167,7 @@ OPTION_FUNCTIONS: dict[str, str] = {
     "operation_options": "experimental.set_operation_options",
     "matrix_size": "set_matrix_size",
     "auto_mix_partition": "experimental.auto_mix_partition",
+    "codegen_options": "set_codegen_options",
 }
 """`pto.set_options` kinds -> the PyPTO function (inside `pypto`) that sets them."""
 
@@ -176,7 +177,8 @@ class SetOptionsOp(IRDLOperation):
     """`pypto.set_pass_options(**options)` / `pypto.experimental.set_operation_options(
     **options)` / `pypto.set_matrix_size(size)` / `pypto.experimental.auto_mix_partition(
     value)` (newer PyPTO: `set_options(pass_options={"auto_mix_partition": value})`, 0 or
-    1: whether its ReduceCopyMerge pass merges Cube and Vector subgraphs): options that steer PyPTO's compiler for the ops that follow (PyPTO: "the
+    1: whether its ReduceCopyMerge pass merges Cube and Vector subgraphs) /
+    `pypto.set_codegen_options(**options)` (`support_dynamic_aligned`): options that steer PyPTO's compiler for the ops that follow (PyPTO: "the
     setting is local to the current jit or loop"). They change no value, so the numpy
     back end ignores them; passes keep them in place as statements. Keys are Python
     keyword names; values are builtin attributes (ints, floats, bools, strings, arrays,
