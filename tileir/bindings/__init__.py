@@ -9,7 +9,7 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 | `elementwise` | neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu round, add sub mul div maximum minimum pow, eq ne lt le gt ge, where cast full, clone silu logical_not |
 | `reduce`      | sum amax amin                                                    |
 | `memory`      | tensor view assemble Tensor.__getitem__ (`x[i, j]`) reshape transpose concat unsqueeze expand_clone |
-| `matmul`      | matmul scaled_mm (and `CUBE_OPS`, the one place that says they are Cube work) |
+| `matmul`      | matmul scaled_mm (and `CUBE_OPS`, the one place that says they are Cube work), quant_mx (their MX operands; Vector work) |
 | `gather`      | gathermask gather index_select topk deinterleave                 |
 | `scatter`     | scatter_update scatter scatter_ index_put_ index_add index_add_  |
 | `creation`    | arange fillpad zeros ones (op classes in `dialect/ops/elementwise.py`), `Element` (a value, no op: `VALUES`) |
