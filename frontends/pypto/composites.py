@@ -171,7 +171,38 @@ def gather_in_ub(param: Any, indices: Any, block_table: Any, block_size: int, ax
     return pypto.index_select(param, 0, pypto.reshape(rows, [indices.shape[1]]))
 
 
+def gather_in_l1(
+    src: Any,
+    indices: Any,
+    block_table: Any,
+    block_size: int,
+    size: int,
+    is_b_matrix: bool,
+    is_trans: bool,
+) -> Any:
+    """`pypto.experimental.gather_in_l1(src, indices, block_table, block_size, size,
+    is_b_matrix, is_trans)`: the first `size` columns of the paged rows `gather_in_ub`
+    reads (hicann/pypto docs/zh/api/operation/pypto-experimental-gather_in_l1.md: rows of
+    `src` picked through the page table, the first `size` elements of each, into L1).
+    The result is [k, size] whatever the flags: `is_b_matrix` / `is_trans` only say how
+    the tile is laid out in L1 for the matmul that takes it as its B matrix (PyPTO 0.2.0
+    returns the same [k, size] rows for both flag pairs, measured); L1 versus UB is
+    placement, which tileir leaves to PyPTO."""
+    assert isinstance(is_b_matrix, bool) and isinstance(is_trans, bool), (
+        "pypto.experimental.gather_in_l1 takes bools for is_b_matrix and is_trans"
+    )
+    assert len(src.shape) == 2, "pypto.experimental.gather_in_l1 takes a 2-D src"
+    assert isinstance(size, int) and 0 < size <= src.shape[1], (
+        f"pypto.experimental.gather_in_l1 size must be an int in 1..{src.shape[1]} (the "
+        f"columns of src), got {size}"
+    )
+    if size != src.shape[1]:
+        src = pypto.view(src, [src.shape[0], size], [0, 0])
+    return pypto.experimental.gather_in_ub(src, indices, block_table, block_size, -2)
+
+
 COMPOSITES = {
+    "experimental.gather_in_l1": gather_in_l1,
     "experimental.gather_in_ub": gather_in_ub,
     "experimental.transposed_batchmatmul": transposed_batchmatmul,
     "experimental.online_softmax": online_softmax,

@@ -98,6 +98,10 @@ class Evaluator(Statements, Expressions, Calls):
         """Iterations of translation-time loops in the kernel being read."""
         self.call_hint = ""
         """Appended to errors that need a Python value the call would have given."""
+        self.tile_settings: dict[str, Any] = {}
+        """The latest `set_vec_tile_shapes` ("vec") / `set_cube_tile_shapes` ("cube") of
+        the kernel being read, in reading order (PyPTO's trace order): what
+        `pypto.get_vec_tile_shapes()` / `get_cube_tile_shapes()` return."""
 
     @property
     def filename(self) -> str:

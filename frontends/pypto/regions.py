@@ -121,6 +121,7 @@ class RegionBuilder(Evaluator):
         self.promoted_valid = {}
         self.trace_steps = 0
         self.call_hint = ""
+        self.tile_settings = {}
         decorator = next(
             (d for d in node.decorator_list if looks_like_jit(d)),
             node.decorator_list[0] if node.decorator_list else node,

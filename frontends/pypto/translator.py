@@ -564,6 +564,13 @@ class Translator(RegionBuilder):
                 return maker(*(self.resolve(a, node) for a in args), **kwargs)
             except TypeError as e:
                 self.fail(node, f"{ref.dotted}(): {e}")
+        query = bindings.QUERIES.get(".".join(path))
+        if query is not None:  # `pypto.get_vec_tile_shapes()`: a setting, as a Python value
+            if self.builder is None:
+                self.fail(node, f"{ref.dotted}() needs a kernel: it cannot run at module level")
+            return query.read(
+                self, self.bind(query.signature, args, kwargs, node, ref.dotted), node
+            )
         binding = bindings.BY_PYPTO.get(".".join(path))
         if binding is None:
             self.fail(node, f"{ref.dotted}() is not supported by the tileir frontend")

@@ -79,6 +79,10 @@ EXAMPLES: dict[str, str] = {
         "r = pypto.scaled_mm(a, b, pypto.DT_FP32, sa, sb, b_trans=True, scale_a_trans=True, "
         'extend_params={"bias_tensor": pypto.view(x, [1, 8], [0, 0])})'
     ),
+    "quant_mx": (
+        "q = pypto.concat([pypto.exp(x)] * 8, dim=1)\n"
+        "r, s = pypto.quant_mx(q, pypto.DT_FP8E4M3, pypto.ROUND_DOWN, -1, True)\nkeep(s)"
+    ),
     "gathermask": "r = pypto.gathermask(x, 2)",
     "gather": "r = pypto.gather(x, 1, idx)",
     "index_select": "i = pypto.view(idx, [1, 2], [0, 0])\nr = pypto.index_select(x, 0, i)",

@@ -499,6 +499,28 @@ def scaled_mm(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def quant_mx(draw: st.DrawFn) -> Case:
+    c = Case("pto.quant_mx")
+    dtype = maybe(draw, draw(st.sampled_from(["f32", "f16", "bf16"])), ["i32", "f8E4M3FN"])
+    lead = draw(st.lists(st.sampled_from([1, 2, 3]), min_size=0, max_size=2))
+    unit = 64 if dtype == "f32" else 128
+    n = maybe(draw, unit * draw(st.integers(1, 2)), [32, unit + 64 if unit == 128 else 96])
+    shape = (*lead, n)
+    x = c.tile(shape, dtype)
+    q_dt = maybe(draw, "f8E4M3FN", ["f8E5M2", "bf16"])
+    s_dt = maybe(draw, "f8E8M0FNU", ["f8E4M3FN"])
+    q_shape = maybe(draw, shape, wrong_shapes(shape))
+    s_shape = maybe(draw, (*lead, max(n // 64, 1), 2), [(*lead, n // 32), (*lead, n // 64, 1)])
+    mode = draw(st.sampled_from(["", " performance_mode"]))
+    c.lines.append(
+        f"%q, %s = pto.quant_mx {x}{mode} : {ty('tensor', shape, dtype)} -> "
+        f"{ty('tensor', q_shape, q_dt)}, {ty('tensor', s_shape, s_dt)}"
+    )
+    c.results += [("%q", q_shape, q_dt), ("%s", s_shape, s_dt)]
+    return c
+
+
+@st.composite
 def indexing(draw: st.DrawFn) -> Case:
     kind = draw(st.sampled_from(INDEXING))
     c = Case(f"pto.{kind}")
@@ -780,6 +802,7 @@ CASES = {
     "reshape_mem": reshape_mem(),
     "matmul": matmul(),
     "scaled_mm": scaled_mm(),
+    "quant_mx": quant_mx(),
     "indexing": indexing(),
     "settings": settings_ops(),
     "loop": loop(),
@@ -801,6 +824,7 @@ COVERS: dict[str, list[str]] = {
     "reshape_mem": ["reshape_mem"],
     "matmul": ["matmul"],
     "scaled_mm": ["scaled_mm"],
+    "quant_mx": ["quant_mx"],
     "indexing": INDEXING,
     "settings": [
         "set_vec_tile_shapes",

@@ -612,3 +612,131 @@ def test_real_pypto_runs_scatter_update_on_int8(tmp_path: Path) -> None:
     inputs = _i8_cache_inputs()
     got = run_kernel(path, "k", args, inputs)["out"]
     np.testing.assert_array_equal(np.asarray(got), _i8_cache_golden(**inputs))
+
+
+GATHER_IN_L1 = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    keys: pypto.Tensor([8, 32], pypto.DT_FP16),
+    idx: pypto.Tensor([1, 16], pypto.DT_INT32),
+    table: pypto.Tensor([1, 4], pypto.DT_INT32),
+    out: pypto.Tensor([16, SIZE], pypto.DT_FP16),
+):
+    pypto.set_vec_tile_shapes(16, 32)
+    pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+    out[:] = pypto.experimental.gather_in_l1(keys, idx, table, 2, SIZE, B, T)
+"""
+
+
+def _gather_in_l1_source(size: int, b: bool, t: bool) -> str:
+    text = GATHER_IN_L1.replace("SIZE", str(size)).replace("B, T", f"{b}, {t}")
+    # size 16 reads all of a [8, 16] src (what 0.2.0's interpreter runs), else [8, 32]
+    return text.replace("[8, 32]", f"[8, {16 if size == 16 else 32}]")
+
+
+def _gather_in_l1_inputs(cols: int) -> dict[str, np.ndarray]:
+    keys = (np.arange(8 * cols) % 251 - 125).reshape(8, cols).astype(np.float16)
+    return {
+        "keys": keys,
+        "idx": np.array([[7, 0, 4, 3, 1, 2, 5, 6, 6, 5, 0, 7, 3, 3, 2, 4]], np.int32),
+        "table": np.array([[3, 0, 2, 1]], np.int32),
+    }
+
+
+@pytest.mark.parametrize(("b", "t"), [(True, True), (False, False), (True, False)])
+@pytest.mark.parametrize("size", [32, 24])
+def test_gather_in_l1_reads_the_first_size_columns_of_the_paged_rows(
+    size: int, b: bool, t: bool
+) -> None:
+    """[k, size] whatever the layout flags (is_b_matrix / is_trans are L1 placement)."""
+    module = load_source(_gather_in_l1_source(size, b, t), "gil1.py")
+    inputs = _gather_in_l1_inputs(32)
+    got = run_numpy(module, inputs)["out"]
+    rows = [inputs["table"][0, tok // 2] * 2 + tok % 2 for tok in inputs["idx"][0]]
+    np.testing.assert_array_equal(got, inputs["keys"][rows, :size])
+
+
+@pytest.mark.parametrize("size", [0, 33])
+def test_gather_in_l1_size_outside_the_columns_is_a_located_error(size: int) -> None:
+    with pytest.raises(
+        TileirError, match=r"gil1\.py:13:14: error: .*size must be an int in 1\.\.32"
+    ):
+        load_source(
+            _gather_in_l1_source(size, True, True).replace(f"[16, {size}]", "[16, 8]"), "gil1.py"
+        )
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize(("source", "size"), [("as written", 16), ("emitted", 16), ("emitted", 24)])
+def test_real_pypto_agrees_on_gather_in_l1(source: str, size: int, tmp_path: Path) -> None:
+    """0.2.0 has the function; its interpreter runs it only with size equal to src's
+    columns (with fewer it fails on its own valid shape, GATHER_IN_L1OpError, measured):
+    the kernel as written there, and as tileir writes it back (a view, then the page
+    table arithmetic and index_select) with either size."""
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    cols = 16 if size == 16 else 32
+    text = _gather_in_l1_source(size, True, True)
+    path = tmp_path / "gil1.py"
+    path.write_text(text if source == "as written" else emit(load_source(text, "g.py")))
+    inputs = _gather_in_l1_inputs(cols)
+    args = [ArgSpec("keys", (8, cols), "f16"), ArgSpec("idx", (1, 16), "i32")]
+    args += [ArgSpec("table", (1, 4), "i32"), ArgSpec("out", (16, size), "f16")]
+    got = run_kernel(path, "k", args, inputs)["out"]
+    rows = [inputs["table"][0, tok // 2] * 2 + tok % 2 for tok in inputs["idx"][0]]
+    np.testing.assert_array_equal(np.asarray(got), inputs["keys"][rows, :size])
+
+
+TILE_SHAPE_QUERIES = """\
+import pypto
+
+
+def scaled(x, factor):
+    shapes = pypto.get_vec_tile_shapes()
+    assert len(shapes) > 0, "set a vec tile shape first"
+    rows, cols = shapes
+    return pypto.mul(pypto.view(x, [rows, cols], [0, 0]), factor)
+
+
+@pypto.frontend.jit
+def k(
+    x: pypto.Tensor([8, 32], pypto.DT_FP32),
+    out: pypto.Tensor([4, 16], pypto.DT_FP32),
+    cube: pypto.Tensor([1, 8], pypto.DT_FP32),
+):
+    before = pypto.get_vec_tile_shapes()
+    m0, k0, n0, split0 = pypto.get_cube_tile_shapes()
+    pypto.set_vec_tile_shapes(4, 16)
+    pypto.set_cube_tile_shapes([16, 32], [64, 128], [16, 16])
+    m, kk, n, split = pypto.get_cube_tile_shapes()
+    out[:] = scaled(x, float(len(before) + 1))
+    pypto.set_vec_tile_shapes(1, 8)
+    cube[:] = pypto.full([1, 8], float(m[1] + kk[2] + n[0] + int(split) + k0[2] + split0), pypto.DT_FP32)
+"""
+
+
+def test_tile_shape_queries_return_the_latest_setting() -> None:
+    """PyPTO 0.2.0 returns [] / ([0, 0], [0, 0, 0], [0, 0], False) before any setting and
+    a [k0, k1] k as [k0, k1, k1] (measured); each value is a Python value at trace time."""
+    module = load_source(TILE_SHAPE_QUERIES, "tsq.py")
+    x = np.arange(256, dtype=np.float32).reshape(8, 32)
+    got = run_numpy(module, {"x": x})
+    np.testing.assert_array_equal(got["out"], x[:4, :16] * 1.0)  # `before` was []
+    np.testing.assert_array_equal(got["cube"], np.full((1, 8), 32 + 128 + 16 + 0 + 0 + 0))
+
+
+@pytest.mark.pypto
+def test_real_pypto_agrees_on_tile_shape_queries(tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    x = np.arange(256, dtype=np.float32).reshape(8, 32)
+    args = [ArgSpec("x", (8, 32), "f32"), ArgSpec("out", (4, 16), "f32")]
+    args += [ArgSpec("cube", (1, 8), "f32")]
+    path = tmp_path / "tsq.py"
+    path.write_text(TILE_SHAPE_QUERIES)
+    got = run_kernel(path, "k", args, {"x": x})
+    np.testing.assert_array_equal(np.asarray(got["out"]), x[:4, :16])
+    np.testing.assert_array_equal(np.asarray(got["cube"]), np.full((1, 8), 176.0))

@@ -9,11 +9,11 @@ writer of a family (unary, binary, reduce ...) sits next to its members:
 | `elementwise` | neg exp log sqrt rsqrt tanh erf sigmoid abs reciprocal relu round, add sub mul div maximum minimum pow, eq ne lt le gt ge, where cast full, clone silu logical_not |
 | `reduce`      | sum amax amin                                                    |
 | `memory`      | tensor view assemble Tensor.__getitem__ (`x[i, j]`) reshape transpose concat unsqueeze expand_clone |
-| `matmul`      | matmul scaled_mm (and `CUBE_OPS`, the one place that says they are Cube work) |
+| `matmul`      | matmul scaled_mm (and `CUBE_OPS`, the one place that says they are Cube work), quant_mx (their MX operands; Vector work) |
 | `gather`      | gathermask gather index_select topk deinterleave                 |
 | `scatter`     | scatter_update scatter scatter_ index_put_ index_add index_add_  |
 | `creation`    | arange fillpad zeros ones (op classes in `dialect/ops/elementwise.py`), `Element` (a value, no op: `VALUES`) |
-| `control`     | is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes set_semantic_label |
+| `control`     | is_loop_begin is_loop_end set_vec_tile_shapes set_cube_tile_shapes set_semantic_label; get_vec_tile_shapes get_cube_tile_shapes (values, no op: `QUERIES`) |
 | `index`       | index arithmetic (`arith` on loop indices) <-> Python operators  |
 
 Adding an op is its class in the family module of `tileir/dialect/ops/` (listed in the
@@ -42,9 +42,11 @@ from tileir.bindings.binding import (
     BY_PYPTO,
     HELPER_OPS,
     HELPERS,
+    QUERIES,
     VALUES,
     Binding,
     Helper,
+    Query,
 )
 from tileir.dialect import pto
 
@@ -55,9 +57,11 @@ __all__ = [
     "HELPERS",
     "HELPER_OPS",
     "INTERNAL",
+    "QUERIES",
     "VALUES",
     "Binding",
     "Helper",
+    "Query",
     "control",
     "creation",
     "elementwise",

@@ -102,6 +102,20 @@ def alias(binding: Binding) -> None:
     BY_PYPTO[binding.pypto] = binding
 
 
+@dataclass(frozen=True)
+class Query:
+    """A PyPTO function that reads a setting of the kernel being traced and returns it as a
+    plain Python value, no op (`get_vec_tile_shapes`): PyPTO answers it at trace time."""
+
+    pypto: str
+    signature: Callable[..., None]
+    read: Reader
+    """``read(fe, args, node)``: the Python value, from the translator's state."""
+
+
+QUERIES: dict[str, Query] = {}
+
+
 VALUES: dict[str, Callable[..., Any]] = {}
 """PyPTO functions that make a plain Python value of the kernel, no op (`Element`): the
 frontend calls them at translation time, inside a kernel and in module-level code."""

@@ -1,5 +1,7 @@
 """Loop state and settings: `pypto.is_loop_begin / is_loop_end` and the
-`set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements, and the
+`set_vec_tile_shapes / set_cube_tile_shapes / set_semantic_label` statements (and
+`get_vec_tile_shapes / get_cube_tile_shapes`, which read the latest setting back as a
+Python value at trace time, no op), and the
 compiler options `set_pass_options / experimental.set_operation_options /
 set_matrix_size / experimental.auto_mix_partition / set_codegen_options` (one op, `pto.set_options`, whose
 `kind` says which function).
@@ -20,7 +22,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from tileir.backends.numpy.rules import control as rules
-from tileir.bindings.binding import Binding, alias, register
+from tileir.bindings.binding import QUERIES, Binding, Query, alias, register
 from tileir.dialect import pto
 
 
@@ -31,6 +33,7 @@ def _sig_set_semantic_label(label): ...
 def _sig_set_options(**options): ...
 def _sig_set_matrix_size(size): ...
 def _sig_auto_mix_partition(value): ...
+def _sig_get_tile_shapes(): ...
 
 
 def loop_state(pypto: str, op_cls: type[Operation]) -> Binding:
@@ -81,6 +84,7 @@ def _read_vec(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
             f"{pto.MAX_TILE_RANK} dims, each > 0",
         )
     fe.emit(pto.SetVecTileShapesOp(shape), node)
+    fe.tile_settings["vec"] = list(shape)
 
 
 def _write_vec(w: Any, op: pto.SetVecTileShapesOp) -> str:
@@ -104,6 +108,8 @@ def _read_cube(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
             )
         pairs.append(pair)
     fe.emit(pto.SetCubeTileShapesOp(*pairs, enable_split_k=bool(b["enable_split_k"])), node)
+    m, k, n = pairs
+    fe.tile_settings["cube"] = (m, k if len(k) == 3 else [*k, k[1]], n, bool(b["enable_split_k"]))
 
 
 def _write_cube(w: Any, op: pto.SetCubeTileShapesOp) -> str:
@@ -227,6 +233,25 @@ def _read_auto_mix_partition(fe: Any, b: dict[str, Any], node: ast.AST) -> None:
         )
     attrs = DictionaryAttr({"value": fe.to_attr(value, node)})
     fe.emit(pto.SetOptionsOp("auto_mix_partition", attrs), node)
+
+
+def _get_vec(fe: Any, b: dict[str, Any], node: ast.AST) -> list[int]:
+    """`pypto.get_vec_tile_shapes()`: the shape of the latest `set_vec_tile_shapes` of
+    the kernel, a new list; `[]` before any (PyPTO 0.2.0, measured)."""
+    return list(fe.tile_settings.get("vec", []))
+
+
+def _get_cube(fe: Any, b: dict[str, Any], node: ast.AST) -> tuple[Any, ...]:
+    """`pypto.get_cube_tile_shapes()`: `(m, k, n, enable_split_k)` of the latest
+    `set_cube_tile_shapes`, `k` always `[kL0, kL1a, kL1b]` (a pair `[k0, k1]` reads back
+    `[k0, k1, k1]`); `([0, 0], [0, 0, 0], [0, 0], False)` before any (PyPTO 0.2.0,
+    measured)."""
+    m, k, n, split = fe.tile_settings.get("cube", ([0, 0], [0, 0, 0], [0, 0], False))
+    return (list(m), list(k), list(n), split)
+
+
+QUERIES["get_vec_tile_shapes"] = Query("get_vec_tile_shapes", _sig_get_tile_shapes, _get_vec)
+QUERIES["get_cube_tile_shapes"] = Query("get_cube_tile_shapes", _sig_get_tile_shapes, _get_cube)
 
 
 _OPTIONS = Binding(

@@ -1,4 +1,5 @@
-"""`pypto.matmul` and `pypto.scaled_mm`: the ops that run on the Cube core.
+"""`pypto.matmul` and `pypto.scaled_mm`: the ops that run on the Cube core; and
+`pypto.quant_mx`, the Vector op that makes `scaled_mm`'s fp8 operands and e8m0 scales.
 
 `CUBE_OPS` is where "matmul is Cube work" is written: the stage split, stitching and
 the PyPTO writer's rank rule (PyPTO does not check a Cube op's rank against the vector
@@ -242,5 +243,70 @@ register(
         _write_scaled_mm,
         rules.scaled_mm_rule,
         "scaled_mm",
+    )
+)
+
+
+# --------------------------------------------------------------------------- quant_mx
+
+
+def _sig_quant_mx(input, quant_dtype=None, mode=None, axis=-1, performance_mode=False): ...
+
+
+QUANT_MX_MODES = (("ROUND_DOWN",), ("DequantScaleRoundingMode", "ROUND_DOWN"))
+"""How `pypto.quant_mx`'s `mode` may be spelled; ROUND_DOWN is the only mode (the docs)."""
+
+QUANT_MX_NOTE = "# tileir: not in PyPTO 0.2.0 (newer PyPTO, Ascend 950)"
+"""The comment `-t pypto` writes on a `pypto.quant_mx` line."""
+
+
+def _read_quant_mx(fe: Any, b: dict[str, Any], node: ast.AST) -> tuple[SSAValue, SSAValue]:
+    """`pypto.quant_mx(input, pypto.DT_FP8E4M3, pypto.ROUND_DOWN, -1, performance_mode)`;
+    every argument but `input` may be left out (the docs' defaults), and each takes only
+    the value the docs allow today."""
+    x = fe.tile(b["input"], node, "input")
+    if b["quant_dtype"] is not None:
+        out = fe.dtype(b["quant_dtype"], node, "quant_mx quant_dtype")
+        if out.short != shapes.QUANT_MX_OUT_DTYPE:
+            fe.fail(node, f"pypto.quant_mx quant_dtype must be pypto.DT_FP8E4M3, got {out.pypto}")
+    if b["mode"] is not None and fe.pypto_path(b["mode"]) not in QUANT_MX_MODES:
+        fe.fail(node, f"pypto.quant_mx mode must be pypto.ROUND_DOWN, got {fe.describe(b['mode'])}")
+    rank = len(shape(x))
+    axis = fe.const_int(b["axis"], node, "pypto.quant_mx axis")
+    if axis not in (-1, rank - 1):
+        fe.fail(node, f"pypto.quant_mx quantises the last dim only (axis -1), got axis {axis}")
+    performance_mode = fe.resolve(b["performance_mode"], node)
+    if not isinstance(performance_mode, bool):
+        fe.fail(
+            node,
+            f"pypto.quant_mx performance_mode must be a bool, got {fe.describe(performance_mode)}",
+        )
+    try:
+        q_shape, s_shape = shapes.quant_mx(shape(x), dtypes.element_type(x.type.element_type).short)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.quant_mx {e}")
+    q_type = TensorType(dtypes.BY_SHORT[shapes.QUANT_MX_OUT_DTYPE].mlir, q_shape)
+    s_type = TensorType(dtypes.BY_SHORT[shapes.SCALED_MM_SCALE_DTYPE].mlir, s_shape)
+    op = fe.emit(pto.QuantMxOp(x, q_type, s_type, performance_mode=performance_mode), node)
+    return op.results[0], op.results[1]
+
+
+def _write_quant_mx(w: Any, op: pto.QuantMxOp) -> str:
+    performance_mode = op.performance_mode is not None
+    return (
+        f"pypto.quant_mx({w.use(op.input)}, pypto.DT_FP8E4M3, pypto.ROUND_DOWN, -1, "
+        f"{performance_mode})  {QUANT_MX_NOTE}"
+    )
+
+
+register(
+    Binding(
+        "quant_mx",
+        pto.QuantMxOp,
+        _sig_quant_mx,
+        _read_quant_mx,
+        _write_quant_mx,
+        rules.quant_mx_rule,
+        "quant_mx",
     )
 )

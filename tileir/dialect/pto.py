@@ -120,7 +120,7 @@ from tileir.dialect.ops.gather import (
     IndexSelectOp,
     TopkOp,
 )
-from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp, ScaledMmOp
+from tileir.dialect.ops.matmul import TRANS_MODES, MatmulOp, QuantMxOp, ScaledMmOp
 from tileir.dialect.ops.memory import (
     AssembleOp,
     ConcatOp,
@@ -235,6 +235,7 @@ __all__ = [
     "PowOp",
     "PrecisionBinaryOp",
     "PrecisionUnaryOp",
+    "QuantMxOp",
     "ReciprocalOp",
     "ReduceOp",
     "ReluOp",
@@ -340,6 +341,7 @@ PTO = Dialect(
         AminOp,
         MatmulOp,
         ScaledMmOp,
+        QuantMxOp,
         GathermaskOp,
         GatherOp,
         IndexSelectOp,

@@ -291,6 +291,37 @@ def scaled_mm_dtypes(
             )
 
 
+QUANT_MX_IN_DTYPES = {"f16": 2, "bf16": 2, "f32": 4}
+"""`pypto.quant_mx` input types, with their bytes per element (the docs: DT_FP16,
+DT_BF16, DT_FP32)."""
+
+QUANT_MX_OUT_DTYPE = "f8E4M3FN"
+"""The only `quant_dtype` of `pypto.quant_mx` (the docs: DT_FP8E4M3 at present); its scale
+is `SCALED_MM_SCALE_DTYPE`."""
+
+
+def quant_mx(shape: Sequence[int], dtype: str) -> tuple[Shape, Shape]:
+    """`pypto.quant_mx`'s shapes (hicann/pypto docs/zh/api/operation/pypto-quant_mx.md):
+    a 1-D to 4-D `input` of `QUANT_MX_IN_DTYPES`, quantised along its last dim, whose
+    length in bytes is a multiple of 256 (64 FP32 / 128 FP16 or BF16 elements). Returns
+    (quantized: `input`'s shape, scale: `[*shape[:-1], n / 64, 2]`: the n / 32 blocks of
+    `MX_BLOCK` elements of a row in pairs, as `scaled_mm` takes them)."""
+    if not 1 <= len(shape) <= 4:
+        raise ShapeError(f"input must be 1-D to 4-D, got {fmt(shape)}")
+    if dtype not in QUANT_MX_IN_DTYPES:
+        raise ShapeError(
+            f"input has {dtype} elements; quant_mx takes {', '.join(QUANT_MX_IN_DTYPES)}"
+        )
+    n = shape[-1]
+    per_256 = 256 // QUANT_MX_IN_DTYPES[dtype]
+    if n == DYNAMIC_INDEX or n % per_256:
+        raise ShapeError(
+            f"the last dim of a {dtype} input must be a static multiple of {per_256} (256 "
+            f"bytes), got {fmt(shape)}"
+        )
+    return tuple(shape), (*shape[:-1], n // (2 * MX_BLOCK), 2)
+
+
 def concat(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
     """Sizes add up along `dim`; every other dim must match."""
     if not shapes:

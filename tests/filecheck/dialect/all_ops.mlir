@@ -245,6 +245,17 @@ pto.kernel @mx_matmul(%a: memref<128x16xf8E5M2>, %b: memref<128x32xf8E4M3FN>, %s
   pto.assemble %r into %out[0, 0] : tensor<16x32xbf16>, memref<16x32xbf16>
 }
 
+// quant_mx: MX quantisation along the last dim, fp8 e4m3 elements and one e8m0 scale
+// per 32 of them, in pairs (what scaled_mm takes).
+// CHECK-LABEL: pto.kernel @quant_mx
+pto.kernel @quant_mx(%x: memref<4x128xbf16>, %q: memref<4x128xf8E4M3FN>, %s: memref<4x2x2xf8E8M0FNU>) {
+  %xt = pto.view %x[0, 0] : memref<4x128xbf16> -> tensor<4x128xbf16>
+  %a, %b = pto.quant_mx %xt performance_mode : tensor<4x128xbf16> -> tensor<4x128xf8E4M3FN>, tensor<4x2x2xf8E8M0FNU>
+  // CHECK: %{{.*}}, %{{.*}} = pto.quant_mx %{{.*}} performance_mode : tensor<4x128xbf16> -> tensor<4x128xf8E4M3FN>, tensor<4x2x2xf8E8M0FNU>
+  pto.assemble %a into %q[0, 0] : tensor<4x128xf8E4M3FN>, memref<4x128xf8E4M3FN>
+  pto.assemble %b into %s[0, 0, 0] : tensor<4x2x2xf8E8M0FNU>, memref<4x2x2xf8E8M0FNU>
+}
+
 // index_add: `input[index[i]] += alpha * source[i]` along dim, in index order.
 // CHECK-LABEL: pto.kernel @index_add
 pto.kernel @index_add(%x: memref<6x16xbf16>, %idx: memref<8xi32>, %src: memref<8x16xbf16>, %out: memref<6x16xbf16>) {

@@ -1,5 +1,6 @@
 """`pto.matmul`: 2-D or batched 3-D / 4-D, optional bias and transposes, `out_dtype` result;
-PyPTO's fixpipe options (`scale`, `relu_type`) and TF32 rounding (`trans_mode`)."""
+PyPTO's fixpipe options (`scale`, `relu_type`) and TF32 rounding (`trans_mode`); the MX
+matmul `pto.scaled_mm` and `pto.quant_mx`, which makes its fp8 operands and e8m0 scales."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from xdsl.utils.exceptions import VerifyException
 from tileir.dialect import shapes
 from tileir.dialect.dtypes import element_type
 from tileir.dialect.ops.base import (
+    OneTileOp,
     TileOp,
     _check_element_type,
     _elem,
@@ -225,3 +227,56 @@ class ScaledMmOp(TileOp):
         _expect_result(self, _shape(self.result.type), expected, exact=False)
         if self.bias is not None:
             _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)
+
+
+# --------------------------------------------------------------------------- quant_mx
+
+
+@irdl_op_definition
+class QuantMxOp(OneTileOp):
+    """`pypto.quant_mx(input, pypto.DT_FP8E4M3, pypto.ROUND_DOWN, -1, performance_mode)`:
+    MX (microscaling) quantisation along the last dim, the producer of `scaled_mm`'s
+    operands: per block of 32 elements one e8m0 scale `2^e`, `e = floor(log2(amax)) - 8`
+    (the docs' ROUND_DOWN), and the elements `x / 2^e` in fp8 e4m3. Results: `quantized`
+    (f8E4M3FN, `input`'s shape) and `scale` (f8E8M0FNU, `[..., n / 64, 2]`, see
+    `shapes.quant_mx`). `performance_mode` is kept to be written back; it changes only
+    PyPTO's internal layout (the docs)."""
+
+    name = "pto.quant_mx"
+    performance_mode = opt_prop_def(UnitAttr)
+    quantized = result_def(TensorType)
+    scale = result_def(TensorType)
+    assembly_format = (
+        "$input (`performance_mode` $performance_mode^)? attr-dict `:` type($input) `->`"
+        " type($quantized) `,` type($scale)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        quantized_type: TensorType,
+        scale_type: TensorType,
+        *,
+        performance_mode: bool = False,
+    ):
+        super().__init__(
+            operands=[input],
+            properties={"performance_mode": UnitAttr() if performance_mode else None},
+            result_types=[quantized_type, scale_type],
+        )
+
+    def verify_(self) -> None:
+        for what, v in (("input", self.input), ("quantized", self.quantized)):
+            _check_element_type(self, v.type, what)
+        _check_element_type(self, self.scale.type, "scale")
+        dtype = element_type(_elem(self.input.type)).short
+        quantized, scale = _rule(self, shapes.quant_mx, _shape(self.input.type), dtype)
+        for what, v, want in (
+            ("quantized", self.quantized, shapes.QUANT_MX_OUT_DTYPE),
+            ("scale", self.scale, shapes.SCALED_MM_SCALE_DTYPE),
+        ):
+            got = element_type(_elem(v.type)).short
+            if got != want:
+                raise VerifyException(f"'{self.name}' {what} has {got} elements; it must be {want}")
+        _expect_result(self, _shape(self.quantized.type), quantized)
+        _expect_result(self, _shape(self.scale.type), scale)

@@ -128,3 +128,23 @@ def scaled_mm_rule(c: _Compiler, op: Operation) -> Step:
             env[r] = (out, _normalize_valid(valid, full))
 
     return run
+
+
+def quant_mx_rule(c: _Compiler, op: Operation) -> Step:
+    """`pto.quant_mx`: the whole tile quantised (blocks are along the last dim, so a
+    row's padding never mixes into a valid block's scale unless the valid length cuts a
+    block, which PyPTO's performance mode forbids); the valid shape carries over, the
+    scale's last two dims cut to the pairs that hold valid blocks."""
+    assert isinstance(op, pto.QuantMxOp)
+    x, rq, rs = c.slot(op.input), c.slot(op.quantized), c.slot(op.scale)
+
+    def run(env: Env) -> None:
+        arr, valid = env[x]
+        quantized, scale = semantics.quant_mx(arr)
+        scale_valid = None
+        if valid is not None:
+            scale_valid = (*valid[:-1], -(-valid[-1] // 64), 2)
+        env[rq] = (quantized, _normalize_valid(valid, quantized.shape))
+        env[rs] = (scale, _normalize_valid(scale_valid, scale.shape))
+
+    return run

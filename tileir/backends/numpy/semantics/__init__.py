@@ -7,8 +7,9 @@ question about what an op *means* is answered here and nowhere else.
 
 Element types are numpy / `ml_dtypes` dtypes: `bfloat16`, `float16`, `float32`,
 `float8_e4m3fn`, `float8_e5m2`, `int8`/`int16`/`int32`/`int64` (unsigned too) and
-`bool`. `float8_e8m0fnu` and PyPTO's hif8 / fp4 kinds are not supported: PyPTO's `cast`
-does not list e8m0, and `ml_dtypes` has no hif8.
+`bool`. `float8_e8m0fnu` is only the MX scale `scaled_mm` reads and `quant_mx` makes
+(PyPTO's `cast` does not list e8m0); PyPTO's hif8 / fp4 kinds are not supported
+(`ml_dtypes` has no hif8).
 
 Numeric conventions, chosen once for every op (the reasons are in the functions):
 
@@ -104,6 +105,7 @@ from tileir.backends.numpy.semantics.matmul import (
     fixpipe_scale,
     matmul,
     mx_scales,
+    quant_mx,
     scaled_mm,
     to_tf32,
 )
@@ -160,6 +162,7 @@ __all__ = [
     "neg",
     "Operand",
     "pow",
+    "quant_mx",
     "read_window",
     "reciprocal",
     "relu",

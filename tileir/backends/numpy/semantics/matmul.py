@@ -242,3 +242,53 @@ def scaled_mm(
             raise SemanticsError(f"scaled_mm: {e}") from None
         acc = acc + _widen(bias, F32)
     return _from_f32(acc, out_dt)
+
+
+# --------------------------------------------------------------------------------------
+# quant_mx
+# --------------------------------------------------------------------------------------
+
+_E4M3_EMAX = 8
+"""The exponent of e4m3's largest finite value, 448 = 1.75 * 2^8 (the MX spec's emax_elem)."""
+
+_E8M0_BIAS = 127
+
+
+def quant_mx(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`pypto.quant_mx(x, DT_FP8E4M3, ROUND_DOWN, -1)`: MX quantisation along the last dim
+    (hicann/pypto docs/zh/api/operation/pypto-quant_mx.md; the OCP MX rule it names). Each
+    block of 32 elements `[32 j, 32 j + 32)` of a row shares one power of two `2^e`, with
+    `amax` its largest |x|:
+
+    - `e = floor(log2(amax)) - 8` (ROUND_DOWN: the exponent of `amax` itself, minus the
+      exponent of e4m3's largest value), clamped to e8m0's [-127, 127]; a block of zeros
+      takes -127 (its elements are 0 at any scale);
+    - each element `x / 2^e` (exact) rounded to e4m3 to nearest even, saturating to
+      +-448 (with `e` rounded down, `amax / 2^e` lies in [256, 512));
+    - a block holding a NaN or an infinity: scale NaN (0xFF), elements NaN (tileir's
+      choice; PyPTO's docs say nothing).
+
+    `x`: f16 / bf16 / f32, last dim a multiple of 64. Returns `(quantized, scale)`:
+    e4m3 of `x`'s shape, and e8m0 `[..., n / 64, 2]` (block `j` at `[..., j // 2, j % 2]`,
+    the layout `mx_scales` reads)."""
+    if x.dtype not in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), F32):
+        raise SemanticsError(f"quant_mx: input must be f16, bf16 or f32, got {x.dtype}")
+    if x.ndim < 1 or x.shape[-1] % 64:
+        raise SemanticsError(
+            f"quant_mx: the last dim must be a multiple of 64, got {list(x.shape)}"
+        )
+    n = x.shape[-1]
+    blocks = _widen(x).reshape(*x.shape[:-1], n // 32, 32)
+    amax = np.max(np.abs(blocks), axis=-1)  # NaN if the block holds one
+    finite = np.isfinite(amax)
+    _, p = np.frexp(np.where(finite, amax, 1.0))  # amax = m * 2^p, m in [0.5, 1)
+    e = np.where(amax > 0, p - 1 - _E4M3_EMAX, -_E8M0_BIAS)
+    e = np.clip(np.where(finite, e, 0), -_E8M0_BIAS, _E8M0_BIAS)
+    # x * 2^-e is exact in float64 and below 2^9; float32 keeps it exact down to 2^-126,
+    # far below e4m3's smallest step, so the one rounding below is the only one.
+    scaled = (blocks * np.ldexp(1.0, -e)[..., None]).astype(F32)
+    scaled[~finite] = np.nan
+    quantized = round_to_dtype(scaled, F8E4M3, "rint", satmode=True).reshape(x.shape)
+    codes = np.where(finite, e + _E8M0_BIAS, 0xFF).astype(np.uint8)
+    scale = codes.view(ml_dtypes.float8_e8m0fnu).reshape(*x.shape[:-1], n // 64, 2)
+    return quantized, scale
