@@ -510,7 +510,8 @@ def quant_mx(draw: st.DrawFn) -> Case:
     q_dt = maybe(draw, "f8E4M3FN", ["f8E5M2", "bf16"])
     s_dt = maybe(draw, "f8E8M0FNU", ["f8E4M3FN"])
     q_shape = maybe(draw, shape, wrong_shapes(shape))
-    s_shape = maybe(draw, (*lead, max(n // 64, 1), 2), [(*lead, n // 32), (*lead, n // 64, 1)])
+    blocks = max(n // 64, 1)  # n may be a wrong 32: keep every dim >= 1
+    s_shape = maybe(draw, (*lead, blocks, 2), [(*lead, max(n // 32, 1)), (*lead, blocks, 1)])
     mode = draw(st.sampled_from(["", " performance_mode"]))
     c.lines.append(
         f"%q, %s = pto.quant_mx {x}{mode} : {ty('tensor', shape, dtype)} -> "
