@@ -6,8 +6,12 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.ir import SSAValue
 
 from frontends.pypto.kinds import (
     describe,
@@ -204,9 +208,7 @@ class Calls:
             if not is_mem(m.receiver):
                 self.fail(node, "Tensor.move needs a tensor in memory as its receiver")
             src = self.tile(bound["other"], node)
-            self.emit(
-                pto.AssembleOp(src, m.receiver, [0] * len(static_shape(m.receiver.type))), node
-            )
+            self.move(m.receiver, src, node)
             return None
         # `f = y.f_; f(x)`: no receiver expression; the name `f` holds no tile, so an
         # in-place update through it is a located error rather than a silent copy
@@ -214,6 +216,41 @@ class Calls:
             node.func.value if isinstance(node.func, ast.Attribute) else node.func
         )
         return self.call_pypto(PyptoRef((m.name,)), [m.receiver, *args], kwargs, node)
+
+    def move(self, dst: SSAValue, src: SSAValue, node: ast.Call) -> None:
+        """`dst.move(src)`: PyPTO's `Tensor::Move` moves `src`'s data into `dst`'s memory
+        (row-major, element for element), so a source of another shape with the same
+        element count (`cache.move(pypto.scatter_update(cache_2d, ...))` on a 2-D inplace
+        reshape of a 4-D cache) lands as its reshape: a static source is reshaped to
+        `dst`'s shape, a dynamic one is written through an inplace reshape of `dst` to
+        its own shape (`pto.reshape_mem`)."""
+        dst_shape, src_shape = static_shape(dst.type), static_shape(src.type)
+        if list(dst_shape) != list(src_shape):
+            static = DYNAMIC_INDEX not in (*dst_shape, *src_shape)
+            if static and math.prod(dst_shape) != math.prod(src_shape):
+                self.fail(
+                    node,
+                    f"Tensor.move of {describe(src)} into {describe(dst)}: the element "
+                    "counts differ",
+                )
+            if static:
+                src = self.read_call(
+                    "reshape",
+                    {"input": src, "shape": list(dst_shape), "valid_shape": None, "inplace": False},
+                    node,
+                )
+            elif len(dst_shape) != len(src_shape):
+                dst = self.read_call(
+                    "reshape",
+                    {
+                        "input": dst,
+                        "shape": self.shape_of(src, node),
+                        "valid_shape": None,
+                        "inplace": True,
+                    },
+                    node,
+                )
+        self.emit(pto.AssembleOp(src, dst, [0] * len(static_shape(dst.type))), node)
 
     def scalar_func(
         self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call

@@ -27,6 +27,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from frontends.pypto.calls import Calls
 from frontends.pypto.expressions import Expressions
 from frontends.pypto.loader import SOURCES, is_user_file
+from frontends.pypto.paths import LoopTrace
 from frontends.pypto.scope import _NEEDS_VALUE, FUNCTION, Frame, LiveScope, Scope, _lambda_def
 from frontends.pypto.standin import PYPTO_FUNCTION, standin_path
 from frontends.pypto.statements import Statements
@@ -96,6 +97,9 @@ class Evaluator(Statements, Expressions, Calls):
         self.index_constants: dict[tuple[int, int], SSAValue] = {}
         self.trace_steps = 0
         """Iterations of translation-time loops in the kernel being read."""
+        self.loop_traces: list[LoopTrace] = []
+        """One per `pypto.loop` being traced, innermost last: what PyPTO's per-path
+        traces of its body depend on (`paths.py`)."""
         self.call_hint = ""
         """Appended to errors that need a Python value the call would have given."""
         self.tile_settings: dict[str, Any] = {}

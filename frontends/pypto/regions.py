@@ -3,7 +3,9 @@
 Where PyPTO's tracing and tileir's IR differ, this is where the frontend bridges:
 
 - a `pypto.loop` body is one region, so a value computed in it cannot be used after
-  it (state goes through `pypto.tensor` workspaces, as in PyPTO);
+  it (state goes through `pypto.tensor` workspaces, as in PyPTO), except a Python int
+  counted under runtime `if`s (`paths.py`: PyPTO traces the body once per path) and an
+  inplace reshape of memory from outside the loop (moved before it);
 - `if` on loop state becomes `scf.if`, whose results are the tiles assigned in both
   branches;
 - PyPTO traces a `pypto.loop_unroll` body once per factor with the chunk length a
@@ -42,7 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from frontends.pypto import specialise
+from frontends.pypto import paths, specialise
 from frontends.pypto.evaluator import Evaluator
 from frontends.pypto.kinds import (
     describe,
@@ -51,6 +53,7 @@ from frontends.pypto.kinds import (
     is_ssa,
 )
 from frontends.pypto.loader import SOURCES, KernelEntry, looks_like_jit
+from frontends.pypto.paths import LoopTrace
 from frontends.pypto.scope import MISSING, Frame, LiveScope, LoopControl, ReturnValue, Scope
 from frontends.pypto.standin import JitKernel
 from frontends.pypto.values import Dynamic, Poison, PyptoRef, TensorSpec
@@ -120,6 +123,7 @@ class RegionBuilder(Evaluator):
         self.promoted = {}
         self.promoted_valid = {}
         self.trace_steps = 0
+        self.loop_traces = []
         self.call_hint = ""
         self.tile_settings = {}
         decorator = next(
@@ -411,6 +415,8 @@ class RegionBuilder(Evaluator):
                 barg.name_hint = name.id
         before = dict(scope.vars)
         workspaces = self.workspace_count
+        trace = LoopTrace()
+        self.loop_traces.append(trace)
         try:
             with self.region(body):
                 for barg, name in zip(body.args, names):
@@ -431,11 +437,23 @@ class RegionBuilder(Evaluator):
             scope.vars.update(before)
             self.workspace_count = workspaces
             assert factors is not None
+            trace.runtime_ifs.clear()
+            trace.python_ifs.clear()
+            trace.nested.clear()
             with self.region(body):
                 self.assign(names[0], body.args[0], scope, stmt)
                 self.unroll_dispatch(stmt, body.args[1], length, factors, scope)
+        finally:
+            self.loop_traces.pop()
         body.add_op(pto.YieldOp())
-        self.leave_region(scope, before, loop.body, f"pypto.{kind} at line {call.lineno}")
+        self.leave_region(scope, before, loop.body, stmt, kind, trace)
+        if self.loop_traces:
+            changed = {
+                name: value - before[name]
+                for name, value in scope.vars.items()
+                if _plain_int(value) and _plain_int(before.get(name))
+            }
+            self.loop_traces[-1].nested[id(stmt)] = changed
 
     def unroll_dispatch(
         self, stmt: ast.For, length: SSAValue, name: ast.Name, factors: list[int], scope: Scope
@@ -465,14 +483,39 @@ class RegionBuilder(Evaluator):
         self.emit(scf.IfOp(cond, [], Region(then_block), Region(else_block)), call)
 
     def leave_region(
-        self, scope: Scope, before: dict[str, Any], region: Region, where: str
+        self,
+        scope: Scope,
+        before: dict[str, Any],
+        region: Region,
+        stmt: ast.For,
+        kind: str,
+        trace: LoopTrace,
     ) -> None:
         """Names rebound inside a loop body to values computed there cannot be used after
-        it (loops have no results in `pto`): they become errors on use."""
+        it (loops have no results in `pto`): they become errors on use. A Python int
+        changed in a body with runtime `if`s takes the value PyPTO's traces leave
+        (`paths.py`: PyPTO traces the body once per path)."""
+        call = stmt.iter
+        assert isinstance(call, ast.Call)
+        where = f"pypto.{kind} at line {call.lineno}"
         for name, value in scope.vars.items():
-            if before.get(name, MISSING) is value:
+            old = before.get(name, MISSING)
+            if old is value:
                 continue
-            if self.defined_in(value, region):
+            if trace.runtime_ifs and _plain_int(old):
+                if _plain_int(value) or self.defined_in(value, region):
+                    try:
+                        scope.vars[name] = paths.value_after(
+                            stmt.body, name, old, trace, call.lineno
+                        )
+                    except paths.Unknown as e:
+                        scope.vars[name] = Poison(
+                            f"`{name}` is changed inside the {where}, which PyPTO traces "
+                            f"once per path through its runtime `if`s, and {e}; its value "
+                            "after the loop is unknown"
+                        )
+                    continue
+            if self.defined_in(value, region) and not _hoist_alias(value, region):
                 scope.vars[name] = Poison(
                     f"`{name}` is assigned inside the {where}; a value computed in a loop "
                     "body cannot be used after the loop (keep loop state in memory: a "
@@ -491,6 +534,8 @@ class RegionBuilder(Evaluator):
         return op is not None and region.is_ancestor(op)
 
     def runtime_if(self, stmt: ast.If, cond: SSAValue, scope: Scope) -> None:
+        if self.loop_traces:
+            self.loop_traces[-1].runtime_ifs.append(stmt)
         before = dict(scope.vars)
         then_block, else_block = Block(), Block()
         with self.region(then_block):
@@ -559,8 +604,51 @@ class RegionBuilder(Evaluator):
         return op.result
 
 
+def _hoist_alias(value: Any, region: Region) -> bool:
+    """`kv = pypto.reshape(kv_in, [n * h, d], inplace=True)` in a loop body, used after
+    the loop: an inplace reshape of memory names the same memory whatever the iteration
+    (`pto.reshape_mem` moves no data), so when its operands (and the index arithmetic
+    of its sizes) come from outside the loop, it moves before the loop, where PyPTO's
+    trace made it once too. Anything else computed in the body stays inside."""
+    if not (isinstance(value, SSAValue) and isinstance(value.owner, pto.ReshapeMemOp)):
+        return False
+    body = region.block
+    chain: list[Operation] = []
+
+    def collect(v: SSAValue) -> bool:
+        op = v.owner
+        if not isinstance(op, Operation) or not region.is_ancestor(op):
+            return True  # defined before the loop
+        if op.parent_block() is not body:
+            return False
+        if not isinstance(op, _ALIAS_CHAIN) and op.dialect_name() != "arith":
+            return False
+        if op in chain:
+            return True
+        if not all(collect(o) for o in op.operands):
+            return False
+        chain.append(op)
+        return True
+
+    if not collect(value):
+        return False
+    loop = region.parent_op()
+    assert loop is not None
+    for op in chain:  # operands first
+        op.detach()
+        Rewriter.insert_op(op, InsertPoint.before(loop))
+    return True
+
+
+_ALIAS_CHAIN = (pto.ReshapeMemOp, memref.DimOp)
+
+
 def _mentions(body: Sequence[ast.stmt], name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for stmt in body for n in ast.walk(stmt))
+
+
+def _plain_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _int_or_index(v: Any) -> bool:

@@ -292,6 +292,8 @@ class Statements:
                 taken = bool(cond)
             except Exception:
                 self.fail(stmt.test, f"cannot use {describe(cond)} as a condition")
+            if self.loop_traces:
+                self.loop_traces[-1].took(stmt, taken)
             self.exec_body(stmt.body if taken else stmt.orelse, scope)
             return
         self.runtime_if(stmt, cond, scope)

@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     i1,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from frontends.pypto import composites, valid_shapes
 from frontends.pypto.composites import COMPOSITES
@@ -314,7 +315,7 @@ class Translator(RegionBuilder):
             op.location = owner.location
         block.insert_ops_after([ws_op, store], owner)
         ws = ws_op.result
-        valid = self.partial_valid_shape(t, target)
+        valid = self.valid_shape_after(t, owner, ws_op, target)
         if valid is not None:
             self.promoted_valid[ws] = valid
         for use in readers:
@@ -377,6 +378,22 @@ class Translator(RegionBuilder):
             )
         scope.vars[var] = result
         return result
+
+    def valid_shape_after(
+        self, t: SSAValue, owner: Operation, before: Operation, node: ast.AST
+    ) -> list[int | SSAValue] | None:
+        """`partial_valid_shape(t)` computed between `t`'s defining op and `before`: the
+        reads of a promoted tile that were translated before the write read the workspace
+        with it, so its index ops must come before them. Cached index constants may be
+        defined later in the block, so fresh ones are made there."""
+        assert self.builder is not None
+        saved, constants = self.builder.insertion_point, self.index_constants
+        self.builder.insertion_point = InsertPoint.before(before)
+        self.index_constants = {}
+        try:
+            return self.partial_valid_shape(t, node)
+        finally:
+            self.builder.insertion_point, self.index_constants = saved, constants
 
     def partial_valid_shape(self, t: SSAValue, node: ast.AST) -> list[int | SSAValue] | None:
         """`t`'s valid shape where it is less than the whole tile (a tail tile), None
@@ -615,8 +632,11 @@ class Translator(RegionBuilder):
         return self.read_call("tensor", call, node)
 
     def symbolic_scalar(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        """`pypto.symbolic_scalar(v)` / `(name, v)`: a run-time scalar of value `v` (an
-        index value, as PyPTO's is a symbol the graph computes with)."""
+        """`pypto.symbolic_scalar(v)` / `(name, v)` of an int `v`: the int. PyPTO's scalar of
+        a value is concrete, and its JIT parser replaces every concrete scalar by its
+        int before it evaluates an expression (0.2.0 `frontend/parser/evaluator.py`), so
+        `flag = pypto.SymbolicScalar(0)` then `flag + 1` is Python arithmetic there and
+        `if flag > 0:` a Python `if`. An index value stays itself."""
         bound = self.bind(_sig_symbolic_scalar, args, kwargs, node, "pypto.symbolic_scalar")
         arg0, arg1 = self.resolve(bound["arg0"], node), self.resolve(bound["arg1"], node)
         name = None
@@ -632,12 +652,7 @@ class Translator(RegionBuilder):
             self.fail(node, "pypto.symbolic_scalar(value) takes a value only after a name")
         if isinstance(arg0, bool) or not (isinstance(arg0, int) or is_index(arg0)):
             self.fail(node, f"pypto.symbolic_scalar takes an integer, got {describe(arg0)}")
-        if is_index(arg0):
-            return arg0
-        value = self.emit(arith.ConstantOp(IntegerAttr(arg0, IndexType())), node).results[0]
-        if name is not None and name.isidentifier():
-            value.name_hint = name
-        return value
+        return arg0
 
     def read_call(self, name: str, args: dict[str, Any], node: ast.AST) -> Any:
         """`pypto.<name>(**args)` (all parameters given), for the syntax that means a
