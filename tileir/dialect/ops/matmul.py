@@ -23,6 +23,24 @@ from tileir.dialect.ops.base import (
     _shape,
 )
 
+# --------------------------------------------------------------------------- shared
+
+
+def _bias_dtype(op: MatmulOp | ScaledMmOp) -> str | None:
+    """The optional bias's element type (checked to be one tileir has), as a short name."""
+    if op.bias is None:
+        return None
+    _check_element_type(op, op.bias.type, "bias")
+    return element_type(_elem(op.bias.type)).short
+
+
+def _check_result_and_bias(op: MatmulOp | ScaledMmOp, expected: tuple[int, ...]) -> None:
+    """The result has the product's shape (dynamic dims allowed); a bias broadcasts to it."""
+    _expect_result(op, _shape(op.result.type), expected, exact=False)
+    if op.bias is not None:
+        _rule(op, shapes.matmul_bias, _shape(op.bias.type), expected)
+
+
 # --------------------------------------------------------------------------- matmul
 
 TRANS_MODES = ("CAST_RINT", "CAST_ROUND")
@@ -84,7 +102,7 @@ class MatmulOp(TileOp):
         )
 
     def verify_(self) -> None:
-        a, b, r = _shape(self.a.type), _shape(self.b.type), _shape(self.result.type)
+        a, b = _shape(self.a.type), _shape(self.b.type)
         expected = _rule(
             self,
             shapes.matmul,
@@ -100,16 +118,12 @@ class MatmulOp(TileOp):
                 f"{_elem(self.b.type)}"
             )
         _check_element_type(self, self.a.type, "operand")
-        bias = None
-        if self.bias is not None:
-            _check_element_type(self, self.bias.type, "bias")
-            bias = element_type(_elem(self.bias.type)).short
         _rule(
             self,
             shapes.matmul_dtypes,
             element_type(_elem(self.a.type)).short,
             element_type(_elem(self.result.type)).short,
-            bias,
+            _bias_dtype(self),
             scaled=self.scale is not None,
         )
         if (
@@ -132,9 +146,7 @@ class MatmulOp(TileOp):
                     "'pto.matmul' trans_mode (TF32 rounding) needs f32 inputs, got "
                     f"{element_type(_elem(self.a.type)).short}"
                 )
-        _expect_result(self, r, expected, exact=False)
-        if self.bias is not None:
-            _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)
+        _check_result_and_bias(self, expected)
 
 
 # --------------------------------------------------------------------------- scaled_mm
@@ -211,10 +223,6 @@ class ScaledMmOp(TileOp):
             scale_a_trans=self.scale_a_trans is not None,
             scale_b_trans=self.scale_b_trans is not None,
         )
-        bias = None
-        if self.bias is not None:
-            _check_element_type(self, self.bias.type, "bias")
-            bias = element_type(_elem(self.bias.type)).short
         _rule(
             self,
             shapes.scaled_mm_dtypes,
@@ -222,11 +230,9 @@ class ScaledMmOp(TileOp):
                 element_type(_elem(v.type)).short
                 for v in (self.a, self.b, self.scale_a, self.scale_b, self.result)
             ),
-            bias,
+            _bias_dtype(self),
         )
-        _expect_result(self, _shape(self.result.type), expected, exact=False)
-        if self.bias is not None:
-            _rule(self, shapes.matmul_bias, _shape(self.bias.type), expected)
+        _check_result_and_bias(self, expected)
 
 
 # --------------------------------------------------------------------------- quant_mx
