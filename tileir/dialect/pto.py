@@ -132,6 +132,7 @@ from tileir.dialect.ops.memory import (
     TransposeOp,
     UnsqueezeOp,
     ViewOp,
+    ViewTypeOp,
     is_alias,
     memory_root,
 )
@@ -271,6 +272,7 @@ __all__ = [
     "TransposeOp",
     "UnaryOp",
     "UnsqueezeOp",
+    "ViewTypeOp",
     "ViewOp",
     "WhereOp",
     "YieldOp",
@@ -306,6 +308,7 @@ PTO = Dialect(
         TransposeOp,
         ConcatOp,
         UnsqueezeOp,
+        ViewTypeOp,
         ExpandCloneOp,
         CastOp,
         NegOp,

@@ -189,6 +189,7 @@ _BATCHABLE: tuple[type[Operation], ...] = (
     pto.ConcatOp,
     pto.UnsqueezeOp,
     pto.ExpandCloneOp,
+    pto.ViewTypeOp,
     pto.GathermaskOp,
     pto.TransferOp,
     pto.StageOp,

@@ -99,6 +99,8 @@ from tileir.backends.numpy.semantics.layout import (
     reshape_memory,
     transpose,
     unsqueeze,
+    view_type,
+    view_type_valid,
 )
 from tileir.backends.numpy.semantics.matmul import (
     fixpipe_scale,
@@ -185,6 +187,8 @@ __all__ = [
     "topk",
     "transpose",
     "unsqueeze",
+    "view_type",
+    "view_type_valid",
     "where",
     "write_window",
 ]
