@@ -302,3 +302,65 @@ def test_view_with_a_dtype_errors(call: str, message: str | None) -> None:
     module = load_source(src, "tail.py")
     with pytest.raises(TileirError, match="not a whole number of 4-byte elements"):
         run_numpy(module, {"x": np.zeros((4, 32), np.int8)})
+
+
+# --------------------------------------------------------------------------- run-time valid
+
+RUNTIME_VALID = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    lens: pypto.Tensor([1, 1], pypto.DT_INT32),
+    x: pypto.Tensor([2, 16], pypto.DT_FP32),
+    out: pypto.Tensor([2, 16], pypto.DT_FP32),
+):
+    pypto.set_vec_tile_shapes(1, 16)
+    cur = lens[0, 0] - 3
+    head = pypto.view(x, [1, 16], [0, 0], valid_shape=[1, cur])
+    out[0:1, :] = pypto.add(head, 1.0)
+    both = pypto.view(x, [2, 16], [0, 0])
+    second = pypto.view(both, [1, 16], [1, 0], valid_shape=[1, cur])
+    out[1:2, :] = pypto.add(second, 2.0)
+"""
+
+
+def _runtime_valid_golden(x: np.ndarray, cur: int) -> np.ndarray:
+    """A valid size above the tile's 16 reads the whole row (PyPTO 0.2.0 takes it as
+    16); the rest of each output row is never written (zero)."""
+    n = min(cur, 16)
+    out = np.zeros((2, 16), np.float32)
+    out[0, :n] = x[0, :n] + 1
+    out[1, :n] = x[1, :n] + 2
+    return out
+
+
+_X = np.arange(32, dtype=np.float32).reshape(2, 16) + 100
+
+
+@pytest.mark.parametrize("n", [8, 25])
+def test_a_run_time_valid_size_above_the_tile_is_the_tile(n: int) -> None:
+    module = load_source(RUNTIME_VALID, "rv.py")
+    got = run_numpy(module, {"lens": np.array([[n]], np.int32), "x": _X})["out"]
+    np.testing.assert_array_equal(got, _runtime_valid_golden(_X, n - 3))
+
+
+def test_a_negative_run_time_valid_size_is_a_located_error() -> None:
+    """0.2.0 fails too (VIEWOpError, measured): it does not clamp at 0."""
+    module = load_source(RUNTIME_VALID, "rv.py")
+    with pytest.raises(TileirError, match=r"rv\.py:12:12: error: .*valid_shape \[1, -2\].*VIEWOp"):
+        run_numpy(module, {"lens": np.array([[1]], np.int32), "x": _X})
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("n", [8, 25])
+def test_real_pypto_takes_a_valid_size_above_the_tile_as_the_tile(n: int, tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "rv.py"
+    path.write_text(emit(load_source(RUNTIME_VALID, "rv.py")))
+    args = [ArgSpec("lens", (1, 1), "i32"), ArgSpec("x", (2, 16), "f32")]
+    args.append(ArgSpec("out", (2, 16), "f32"))
+    got = run_kernel(path, "k", args, {"lens": np.array([[n]], np.int32), "x": _X})["out"]
+    np.testing.assert_array_equal(np.asarray(got), _runtime_valid_golden(_X, n - 3))

@@ -95,7 +95,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
 
         def read(env: Env) -> None:
             shape = shape_of(env)
-            valid = valid_of(env) if valid_of.present else None
+            valid = semantics.view_valid_shape(valid_of(env), shape) if valid_of.present else None
             env[r] = (
                 fastpaths.read_window(env[src], offsets(env), shape, valid, share),
                 _normalize_valid(valid, shape),
@@ -111,7 +111,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
         shape = tuple(_scalar(s) for s in shape_of(env))
         full = _tile_shape(arr, rank)
         if valid_of.present:
-            valid = tuple(_scalar(v) for v in valid_of(env))
+            valid = semantics.view_valid_shape([_scalar(v) for v in valid_of(env)], shape)
             extents = valid
         else:
             extents = shape

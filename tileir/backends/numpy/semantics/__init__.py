@@ -111,7 +111,12 @@ from tileir.backends.numpy.semantics.matmul import (
 )
 from tileir.backends.numpy.semantics.reduce import FLOAT64_REDUCTIONS, amax, amin, sum
 from tileir.backends.numpy.semantics.scatter import index_add, index_put, scatter, scatter_update
-from tileir.backends.numpy.semantics.windows import get_tensor_data, read_window, write_window
+from tileir.backends.numpy.semantics.windows import (
+    get_tensor_data,
+    read_window,
+    view_valid_shape,
+    write_window,
+)
 
 __all__ = [
     "abs",
@@ -189,6 +194,7 @@ __all__ = [
     "unsqueeze",
     "view_type",
     "view_type_valid",
+    "view_valid_shape",
     "where",
     "write_window",
 ]
