@@ -10,6 +10,10 @@ A tensor parameter's annotation says which dims come from where:
 | `pypto.STATIC` | `?`, named `<param>_<dim>`, until Python needs its value | the call's size |
 | `...` (last), `[]`, `pypto.tensor()` | an error naming the parameter | the call's sizes |
 
+An annotation of `pypto.DYNAMIC` / `pypto.STATIC` marks (and ints) takes a call of a
+higher rank, as PyPTO's JIT does (it checks only that the call has at least the
+annotation's rank): the extra trailing dims are the call's sizes.
+
 A missing dtype comes from the call (FP32 without one). Scalar (and any other non-tensor)
 parameters are constants of the specialisation: the call's value, else the default, else
 an error where the kernel uses the value, naming the parameter.
@@ -185,9 +189,20 @@ def tensor_param(name: str, spec: TensorSpec, example: ArgShape | None) -> Tenso
         dims = [*written[:-1], *[STATIC] * (len(example.shape) - len(written) + 1)]
     else:
         dims = list(written)
-        if example is not None and len(example.shape) != len(dims):
+        # PyPTO's JIT checks a call against an annotation of pypto.DYNAMIC / STATIC marks
+        # (its `status_shape`) for at least the annotation's rank only; the extra trailing
+        # dims are the call's (static), as `pypto.from_torch` makes the tensor
+        marks = all(isinstance(x, int | PyptoRef) for x in dims) and not all(
+            isinstance(x, int) for x in dims
+        )
+        extra = len(example.shape) - len(dims) if example is not None else 0
+        if extra > 0 and marks:
+            dims += [STATIC] * extra
+        elif extra:
+            at_least = "at least " if marks else ""
             raise TileirError(
-                f"`{name}` has {len(dims)} dims but the call gives {ArgShape(example.shape, elem)}"
+                f"`{name}` has {at_least}{len(dims)} dims but the call gives "
+                f"{ArgShape(example.shape, elem)}"
             )
     shape: list[int] = []
     names: list[str] = []

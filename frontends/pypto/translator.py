@@ -180,6 +180,16 @@ class Translator(RegionBuilder):
         """`t.valid_shape`: the valid shape PyPTO gives `t` (`valid_shapes.py`)."""
         return valid_shapes.valid_shape(self, v, node)
 
+    def window_valid_shape(
+        self,
+        source: SSAValue,
+        offsets: list[int | SSAValue],
+        extents: list[int | SSAValue],
+        node: ast.AST,
+    ) -> list[int | SSAValue]:
+        """The valid shape PyPTO gives a view of `source` without `valid_shape`."""
+        return valid_shapes.window_valid_shape(self, source, offsets, extents, node)
+
     def _dyn_name_of(self, arg: SSAValue, dim: int) -> str | None:
         for name, (src, d) in self.dyn_sources.items():
             if src is arg and d == dim:

@@ -10,11 +10,12 @@ traced kernels):
 | --- | --- |
 | a kernel argument, a `pypto.tensor` workspace, an inplace reshape of one | its shape |
 | `pypto.view(x, shape, offsets, valid_shape=v)`, `reshape(..., valid_shape=v)`, `full(..., valid_shape=v)` | `v` |
-| a view / slice without `valid_shape` | per dim `max(0, min(size, valid(x) - offset))` |
+| a view / slice without `valid_shape` | per dim `max(0, min(size, valid(x) - offset))` (a window reaching past the source is clamped so) |
 | unary ops, casts, `clone`, `logical_not` | the operand's |
 | binary ops, compares, `where` | per dim the first tensor operand's, unless that operand is broadcast there (size 1) |
 | `scatter` / `gather` | the input's / the index's |
 | `gathermask` | the input's, the last dim divided (floor) by the pattern's stride |
+| `view(x, dtype=...)` | the input's, the last dim `valid * size / new_size` (element bytes) |
 | `sum` / `amax` / `amin` | the operand's, the reduced dim 1 (keepdim) or dropped |
 | `transpose` / `unsqueeze` | the operand's, swapped / a 1 inserted |
 | `matmul` | M of `a`, N of `b` (per the trans flags), batch dims of `a` |
@@ -37,7 +38,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from frontends.pypto.kinds import describe, is_mem, static_shape
-from tileir.dialect import pto, shapes
+from tileir.dialect import dtypes, pto, shapes
 
 if TYPE_CHECKING:
     from frontends.pypto.translator import Translator
@@ -80,6 +81,17 @@ def valid_shape(fe: Translator, v: SSAValue, node: ast.AST) -> list[Dim]:
                 else _emit(fe, arith.FloorDivSIOp, last, stride, node)
             )
         return dims[:-1] + [last]
+    if isinstance(op, pto.ViewTypeOp):
+        dims = valid_shape(fe, op.input, node)
+        size = dtypes.element_type(op.input.type.get_element_type()).numpy.itemsize
+        new = dtypes.element_type(op.result.type.get_element_type()).numpy.itemsize
+        last = dims[-1]
+        if isinstance(last, int):
+            last = last * size // new
+        else:
+            wide = _emit(fe, arith.MuliOp, last, size, node) if size > 1 else last
+            last = _emit(fe, arith.FloorDivSIOp, wide, new, node) if new > 1 else wide
+        return dims[:-1] + [last]
     if isinstance(op, pto.BinaryOp | pto.WhereOp):
         return _elementwise(fe, op, v, node)
     if isinstance(op, pto.ReduceOp):
@@ -117,14 +129,22 @@ def valid_shape(fe: Translator, v: SSAValue, node: ast.AST) -> list[Dim]:
 
 
 def _window(fe: Translator, op: pto.ViewOp, node: ast.AST) -> list[Dim]:
-    """A view without `valid_shape`: what of the window lies inside the source's valid
-    region, `max(0, min(size, valid - offset))` per dim (PyPTO's
-    `GetViewValidShapeDim`)."""
-    source = valid_shape(fe, op.source, node)
+    """A view without `valid_shape`: `window_valid_shape` of its window."""
     sizes = iter(op.sizes)
+    extents: list[Dim] = [
+        next(sizes) if size == DYNAMIC_INDEX else size for size in static_shape(op.result.type)
+    ]
+    return window_valid_shape(fe, op.source, op.mixed_offsets, extents, node)
+
+
+def window_valid_shape(
+    fe: Translator, source: SSAValue, offsets: list[Dim], extents: list[Dim], node: ast.AST
+) -> list[Dim]:
+    """What of a window (`offsets`, `extents`) lies inside the source's valid region,
+    `max(0, min(size, valid - offset))` per dim (PyPTO's `GetViewValidShapeDim`): the
+    valid shape PyPTO gives a view without `valid_shape`."""
     out: list[Dim] = []
-    for valid, offset, size in zip(source, op.mixed_offsets, static_shape(op.result.type)):
-        extent: Dim = next(sizes) if size == DYNAMIC_INDEX else size
+    for valid, offset, extent in zip(valid_shape(fe, source, node), offsets, extents):
         if isinstance(valid, int) and isinstance(offset, int) and isinstance(extent, int):
             out.append(max(0, min(extent, valid - offset)))
         elif offset == 0 and (valid is extent or (isinstance(valid, int) and valid == extent)):

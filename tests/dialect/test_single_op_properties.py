@@ -222,6 +222,30 @@ def cast(draw: st.DrawFn) -> Case:
     return c
 
 
+BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+BYTES |= {"f8E4M3FN": 1, "f8E5M2": 1}
+
+
+@st.composite
+def view_type(draw: st.DrawFn) -> Case:
+    """`pto.view_type`: the bytes read as another dtype, the last dim scaled (i1, a last
+    dim of bytes that are not whole elements, a wrong shape: refused)."""
+    c = Case("pto.view_type")
+    shape = draw(shapes_st)
+    src, dst = draw(st.sampled_from(ALL)), draw(st.sampled_from(ALL))
+    x = c.tile(shape, src)
+    out = shape
+    if "i1" not in (src, dst):
+        last = shape[-1] * BYTES[src] / BYTES[dst]
+        out = (*shape[:-1], int(last) if last == int(last) and last >= 1 else shape[-1])
+    out = maybe(draw, out, wrong_shapes(out))
+    c.lines.append(
+        f"%r = pto.view_type {x} : {ty('tensor', shape, src)} -> {ty('tensor', out, dst)}"
+    )
+    c.results.append(("%r", out, dst))
+    return c
+
+
 @st.composite
 def reduce(draw: st.DrawFn) -> Case:
     name = draw(st.sampled_from(REDUCE))
@@ -793,6 +817,7 @@ CASES = {
     "binary": binary(),
     "where": where(),
     "cast": cast(),
+    "view_type": view_type(),
     "reduce": reduce(),
     "layout": layout(),
     "full": full(),
@@ -815,6 +840,7 @@ COVERS: dict[str, list[str]] = {
     "binary": BINARY + COMPARE,
     "where": ["where"],
     "cast": ["cast"],
+    "view_type": ["view_type"],
     "reduce": REDUCE,
     "layout": LAYOUT,
     "full": ["full"],

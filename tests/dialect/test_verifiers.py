@@ -162,6 +162,21 @@ INVALID = {
         "%r = pto.unsqueeze %t, 1 : tensor<8x64xf32> -> tensor<1x8x64xf32>",
         "should be [8, 1, 64]",
     ),
+    "view-type-shape": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.view_type %t : tensor<8x64xf32> -> tensor<8x64xi8>",
+        "should be [8, 256]",
+    ),
+    "view-type-bytes": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x5xf32>\n"
+        "%r = pto.view_type %t : tensor<8x5xf32> -> tensor<8x2xi64>",
+        "holds 20 bytes, not a whole number of 8-byte elements",
+    ),
+    "view-type-bool": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "%r = pto.view_type %t : tensor<8x64xf32> -> tensor<8x256xi1>",
+        "has element type i1, which has no bytes to reinterpret",
+    ),
     "cast-mode": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%r = pto.cast %t mode nearest : tensor<8x64xf32> -> tensor<8x64xbf16>",

@@ -87,10 +87,14 @@ def _read_view(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     src = fe.resolve(b["input"], node)
     if not (is_tile(src) or is_mem(src)):
         fe.fail(node, f"pypto.view input must be a tensor, got {fe.describe(src)}")
+    if b["dtype"] is not None:
+        new = fe.dtype(b["dtype"], node)
+        if new.mlir != elem(src):
+            return _read_view_type(fe, b, src, new, node)
+        if b["shape"] is None:
+            return fe.tile(src, node, "pypto.view input")
     if b["shape"] is None:
-        fe.fail(node, "pypto.view needs a shape")
-    if b["dtype"] is not None and fe.dtype(b["dtype"], node).mlir != elem(src):
-        fe.fail(node, "pypto.view with a different dtype is not supported; use pypto.cast")
+        fe.fail(node, "pypto.view needs a shape (or a dtype to read the tensor as)")
     sizes = fe.mixed(b["shape"], node, "pypto.view shape")
     rank = len(shape(src))
     offsets = (
@@ -105,12 +109,76 @@ def _read_view(fe: Any, b: dict[str, Any], node: ast.AST) -> SSAValue:
     valid = _valid(fe, b, node)
     if valid is not None and len(valid) != rank:
         fe.fail(node, f"valid_shape has {len(valid)} entries for a rank-{rank} view")
+    if valid is None:
+        valid = _past_the_source(fe, src, offsets, sizes, node)
     ttype, dyn = fe.tensor_type(elem(src), sizes, node)
     op = pto.ViewOp(src, offsets, ttype, valid_shape=valid, sizes=dyn)
     return fe.emit(op, node).results[0]
 
 
-def _write_view(w: Any, op: pto.ViewOp) -> str:
+def _read_view_type(
+    fe: Any, b: dict[str, Any], src: SSAValue, new: dtypes.ElementType, node: ast.AST
+) -> SSAValue:
+    """`pypto.view(x, dtype=...)`: the whole tensor's bytes read as `new` (PyPTO's
+    VIEW_TYPE), a tensor in memory read whole first."""
+    if any(b[k] is not None for k in ("shape", "offsets", "valid_shape")):
+        fe.fail(
+            node,
+            "pypto.view with a dtype reads the whole tensor as that dtype and takes no "
+            "shape, offsets or valid_shape (PyPTO 0.2.0 ignores them); view the window first",
+        )
+    x = fe.tile(src, node, "pypto.view input")
+    old = dtypes.element_type(elem(x))
+    for t in (old, new):
+        if t.mlir not in pto.ViewTypeOp.ELEMENTS:
+            fe.fail(node, f"pypto.view cannot read pypto.{t.pypto} as bytes of another dtype")
+    try:
+        out = shapes.view_type(shape(x), old.numpy.itemsize, new.numpy.itemsize)
+    except shapes.ShapeError as e:
+        fe.fail(node, f"pypto.view dtype=pypto.{new.pypto}: {e}")
+    return fe.emit(pto.ViewTypeOp(x, TensorType(new.mlir, out)), node).results[0]
+
+
+def _write_view_type(w: Any, op: pto.ViewTypeOp) -> str:
+    return f"pypto.view({w.use(op.input)}, dtype={w.dtype(op.result.type)})"
+
+
+def _past_the_source(
+    fe: Any,
+    src: SSAValue,
+    offsets: list[int | SSAValue],
+    sizes: list[int | SSAValue],
+    node: ast.AST,
+) -> list[int | SSAValue] | None:
+    """A window without `valid_shape` that reaches past a static dim of its source
+    (`pypto.view(table, [1, 1024], [b, 0])` of a [B, 16] table): PyPTO takes it, its valid
+    shape the part inside the source (`max(0, min(size, valid - offset))`, measured in
+    0.2.0: the rest of the tile is not read), so the IR gives that `valid_shape`. Of a
+    tensor in memory only the dims that reach past change (the others stay whole, as in
+    every view without `valid_shape`); of a tile every dim is clamped to its valid shape.
+    None when the window fits."""
+    dims = shape(src)
+    past = [
+        isinstance(o, int) and isinstance(s, int) and d != DYNAMIC_INDEX and o + s > d
+        for o, s, d in zip(offsets, sizes, dims)
+    ]
+    if not any(past):
+        return None
+    for d, (o, size) in enumerate(zip(offsets, dims)):
+        if isinstance(o, int) and size != DYNAMIC_INDEX and o >= size:
+            fe.fail(
+                node,
+                f"pypto.view offset {o} in dim {d} is outside the source of size {size} "
+                "(PyPTO: offsets must be smaller than the source's shape)",
+            )
+    if is_tile(src):
+        return fe.window_valid_shape(src, offsets, sizes, node)
+    return [max(0, min(s, d - o)) if p else s for p, o, s, d in zip(past, offsets, sizes, dims)]
+
+
+def _write_view(w: Any, op: pto.ViewOp | pto.ViewTypeOp) -> str:
+    if isinstance(op, pto.ViewTypeOp):
+        return _write_view_type(w, op)
     return (
         f"pypto.view({w.use(op.source)}, {w.shape_of(op.result.type, op.sizes)}, "
         f"{w.mixed(op.mixed_offsets)}{_valid_kw(w, op)})"
@@ -399,7 +467,15 @@ def _write_expand_clone(w: Any, op: pto.ExpandCloneOp) -> str:
 
 register(
     Binding("tensor", pto.TensorOp, _sig_tensor, _read_tensor, _write_tensor, rules.tensor_rule),
-    Binding("view", pto.ViewOp, _sig_view, _read_view, _write_view, rules.view_rule),
+    Binding(
+        "view",
+        pto.ViewOp,
+        _sig_view,
+        _read_view,
+        _write_view,
+        rules.view_rule,
+        more_ops=(pto.ViewTypeOp,),
+    ),
     Binding(
         "assemble",
         pto.AssembleOp,

@@ -132,6 +132,7 @@ from tileir.dialect.ops.memory import (
     TransposeOp,
     UnsqueezeOp,
     ViewOp,
+    ViewTypeOp,
     is_alias,
     memory_root,
 )
@@ -272,6 +273,7 @@ __all__ = [
     "TransposeOp",
     "UnaryOp",
     "UnsqueezeOp",
+    "ViewTypeOp",
     "ViewOp",
     "WhereOp",
     "YieldOp",
@@ -307,6 +309,7 @@ PTO = Dialect(
         TransposeOp,
         ConcatOp,
         UnsqueezeOp,
+        ViewTypeOp,
         ExpandCloneOp,
         CastOp,
         NegOp,

@@ -356,6 +356,20 @@ def unsqueeze(shape: Sequence[int], dim: int) -> Shape:
     return tuple(out)
 
 
+def view_type(shape: Sequence[int], size: int, new_size: int) -> Shape:
+    """`pypto.view(x, dtype=...)`: elements of `size` bytes read as elements of
+    `new_size` bytes, the last dim scaled by `size / new_size` (int8 [n, 32] -> fp32
+    [n, 8]); its bytes must be a whole number of new elements."""
+    if not shape or shape[-1] == DYNAMIC_INDEX:
+        raise ShapeError(f"needs a static last dim to read as another dtype, got {fmt(shape)}")
+    if shape[-1] * size % new_size:
+        raise ShapeError(
+            f"last dim of {fmt(shape)} holds {shape[-1] * size} bytes, not a whole number of "
+            f"{new_size}-byte elements"
+        )
+    return (*shape[:-1], shape[-1] * size // new_size)
+
+
 def expand(shape: Sequence[int], target: Sequence[int]) -> Shape:
     """`pypto.expand_clone`: only size-1 dims grow."""
     if len(shape) != len(target) or any(

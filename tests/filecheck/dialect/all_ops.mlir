@@ -43,6 +43,8 @@ pto.kernel @memory_and_layout(%x: memref<?x64xbf16>, %w: memref<64x32xbf16>, %ou
     // CHECK: pto.cast %{{.*}} : tensor<8x64xbf16> -> tensor<8x64xf32>
     %h = pto.view %f[0, 32] : tensor<8x64xf32> -> tensor<8x32xf32>
     %l = pto.view %f[0, 0] : tensor<8x64xf32> -> tensor<8x32xf32>
+    %bytes = pto.view_type %l : tensor<8x32xf32> -> tensor<8x128xi8>
+    // CHECK: pto.view_type %{{.*}} : tensor<8x32xf32> -> tensor<8x128xi8>
     %cat = pto.concat dim -1, %h, %l : tensor<8x32xf32>, tensor<8x32xf32> -> tensor<8x64xf32>
     // CHECK: pto.concat dim -1, %{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<8x32xf32> -> tensor<8x64xf32>
     %r = pto.reshape %cat : tensor<8x64xf32> -> tensor<8x2x32xf32>

@@ -189,6 +189,7 @@ _BATCHABLE: tuple[type[Operation], ...] = (
     pto.ConcatOp,
     pto.UnsqueezeOp,
     pto.ExpandCloneOp,
+    pto.ViewTypeOp,
     pto.GathermaskOp,
     pto.TransferOp,
     pto.StageOp,
@@ -280,7 +281,9 @@ def _batched_memory_view(
 ) -> Step:
     def read(env: Env) -> None:
         shape = tuple(_scalar(s) for s in shape_of(env))
-        valid = tuple(_scalar(v) for v in valid_of(env)) if valid_of.present else shape
+        valid = shape
+        if valid_of.present:
+            valid = semantics.view_valid_shape([_scalar(v) for v in valid_of(env)], shape)
         offs = offsets(env)
         if not any(isinstance(o, np.ndarray) for o in offs):
             offs = tuple(int(o) for o in offs)

@@ -256,12 +256,16 @@ def check_args(kernel: Any, args: list[dict[str, Any]]) -> None:
         if dyn is None:
             continue
         shape = list(tdef.shape)
-        if len(shape) != len(spec["shape"]):
+        # PyPTO's own rule (`_check_input_defs_match_tensors`): an annotation of
+        # pypto.DYNAMIC / STATIC marks (`status_shape`) takes a call of at least its rank,
+        # the extra trailing dims the call's; any other annotation the exact rank
+        marks = getattr(tdef, "status_shape", None) is not None
+        if len(spec["shape"]) < len(shape) or (not marks and len(spec["shape"]) != len(shape)):
             raise KernelSetupError(
                 f"{where}: the kernel declares rank {len(shape)}, the arg spec shape "
                 f"{spec['shape']} has rank {len(spec['shape'])}"
             )
-        for axis, (want, got) in enumerate(zip(shape, spec["shape"], strict=True)):
+        for axis, (want, got) in enumerate(zip(shape, spec["shape"])):
             if axis not in dyn and isinstance(want, int) and want != got:
                 raise KernelSetupError(
                     f"{where}: dim {axis} is {want} in the kernel, {got} in the arg spec"

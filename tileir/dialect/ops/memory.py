@@ -547,6 +547,43 @@ def _is_whole_tensor_view(view: ViewOp) -> bool:
 
 
 @irdl_op_definition
+class ViewTypeOp(TileToTileOp):
+    """`pypto.view(input, dtype=...)` (PyPTO's VIEW_TYPE): the tile's bytes read as
+    another element type, the last dim scaled by the ratio of the element sizes (int8
+    [n, 32] -> fp32 [n, 8]), and so is its valid size (PyPTO 0.2.0 reports
+    `valid * size / new_size`, and fails at run time where that is not whole).
+
+    ```mlir
+    %s = pto.view_type %raw : tensor<16x32xi8> -> tensor<16x8xf32>
+    ```
+    """
+
+    name = "pto.view_type"
+    SAME_ELEMENT: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = tuple(
+        t.mlir for t in dtypes.ELEMENT_TYPES if t.kind != "bool"
+    )
+    """The element types a tile's bytes are read from and as: all but i1."""
+
+    def __init__(self, input: SSAValue | Operation, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a, b = self.input.type, self.result.type
+        for t, what in ((a, "input"), (b, "result")):
+            if _elem(t) not in self.ELEMENTS:
+                raise VerifyException(
+                    f"'pto.view_type' {what} has element type {_elem(t)}, which has no bytes "
+                    "to reinterpret (i1)"
+                )
+        size = dtypes.element_type(_elem(a)).numpy.itemsize
+        new_size = dtypes.element_type(_elem(b)).numpy.itemsize
+        _expect_result(self, _shape(b), _rule(self, shapes.view_type, _shape(a), size, new_size))
+
+
+@irdl_op_definition
 class TransposeOp(TileToTileOp):
     """`pypto.transpose(input, dim0, dim1)`."""
 

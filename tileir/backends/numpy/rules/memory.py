@@ -1,6 +1,6 @@
 """Numpy rules of the memory and layout ops: `tensor`, `view`, `assemble` (only the
 valid region is written), `get_tensor_data`, `reshape`, `transpose`, `concat`, `unsqueeze`,
-`expand_clone`.
+`expand_clone`, `view_type`.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def tensor_rule(c: _Compiler, op: Operation) -> Step:
 
 
 def view_rule(c: _Compiler, op: Operation) -> Step:
+    if isinstance(op, pto.ViewTypeOp):
+        return _view_type_rule(c, op)
     assert isinstance(op, pto.ViewOp)
     offsets = _IndexList(c, op.mixed_offsets)
     valid_of = _IndexList(c, op.mixed_valid_shape)
@@ -93,7 +95,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
 
         def read(env: Env) -> None:
             shape = shape_of(env)
-            valid = valid_of(env) if valid_of.present else None
+            valid = semantics.view_valid_shape(valid_of(env), shape) if valid_of.present else None
             env[r] = (
                 fastpaths.read_window(env[src], offsets(env), shape, valid, share),
                 _normalize_valid(valid, shape),
@@ -109,7 +111,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
         shape = tuple(_scalar(s) for s in shape_of(env))
         full = _tile_shape(arr, rank)
         if valid_of.present:
-            valid = tuple(_scalar(v) for v in valid_of(env))
+            valid = semantics.view_valid_shape([_scalar(v) for v in valid_of(env)], shape)
             extents = valid
         else:
             extents = shape
@@ -333,6 +335,25 @@ def expand_clone_rule(c: _Compiler, op: Operation) -> Step:
             valid = _normalize_valid(
                 tuple(t if s == 1 and t != 1 else v for s, t, v in zip(shp, shape, valid)), shape
             )
+        env[r] = (out, valid)
+
+    return run
+
+
+def _view_type_rule(c: _Compiler, op: pto.ViewTypeOp) -> Step:
+    """`pto.view_type`: the bytes read as the result's dtype; the valid size of the last
+    dim scales with them."""
+    dtype = numpy_dtype(op.result.type)
+    size = numpy_dtype(op.input.type).itemsize
+    rank = _rank(op.result)
+    a, r = c.slot(op.input), c.slot(op.result)
+
+    def run(env: Env) -> None:
+        arr, valid = env[a]
+        out = semantics.view_type(arr, dtype)
+        if valid is not None:
+            last = semantics.view_type_valid(valid[-1], size, dtype.itemsize)
+            valid = _normalize_valid((*valid[:-1], last), _tile_shape(out, rank))
         env[r] = (out, valid)
 
     return run

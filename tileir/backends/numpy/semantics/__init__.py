@@ -100,6 +100,8 @@ from tileir.backends.numpy.semantics.layout import (
     reshape_memory,
     transpose,
     unsqueeze,
+    view_type,
+    view_type_valid,
 )
 from tileir.backends.numpy.semantics.matmul import (
     fixpipe_scale,
@@ -111,7 +113,12 @@ from tileir.backends.numpy.semantics.matmul import (
 )
 from tileir.backends.numpy.semantics.reduce import FLOAT64_REDUCTIONS, amax, amin, sum
 from tileir.backends.numpy.semantics.scatter import index_add, index_put, scatter, scatter_update
-from tileir.backends.numpy.semantics.windows import get_tensor_data, read_window, write_window
+from tileir.backends.numpy.semantics.windows import (
+    get_tensor_data,
+    read_window,
+    view_valid_shape,
+    write_window,
+)
 
 __all__ = [
     "abs",
@@ -188,6 +195,9 @@ __all__ = [
     "topk",
     "transpose",
     "unsqueeze",
+    "view_type",
+    "view_type_valid",
+    "view_valid_shape",
     "where",
     "write_window",
 ]

@@ -1,4 +1,5 @@
-"""Layout ops: reshape (of tiles and of memory), transpose, concat, unsqueeze, expand_clone."""
+"""Layout ops: reshape (of tiles and of memory), transpose, concat, unsqueeze, expand_clone,
+view_type (the bytes read as another dtype)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,31 @@ def unsqueeze(x: np.ndarray, dim: int) -> np.ndarray:
     """`pypto.unsqueeze(x, dim)`: insert a size-1 dim; dim in [-(rank+1), rank]."""
     d = _norm_dim("unsqueeze", dim, x.ndim, extra=1)
     return np.expand_dims(x, d).copy()
+
+
+def view_type(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`pypto.view(x, dtype=...)`: each row's bytes (the last dim, C order, little-endian
+    as on the NPU) read as elements of `dtype`; the last dim scales by the ratio of the
+    element sizes."""
+    dtype = np.dtype(dtype)
+    if not x.ndim or x.shape[-1] * x.itemsize % dtype.itemsize:
+        raise SemanticsError(
+            f"view_type: a last dim of {x.shape[-1] if x.ndim else 0} {x.dtype} elements is not "
+            f"a whole number of {dtype} elements"
+        )
+    return np.ascontiguousarray(x).view(dtype)
+
+
+def view_type_valid(valid: int, size: int, new_size: int) -> int:
+    """The valid size of the last dim of a `view_type` from `size`-byte to
+    `new_size`-byte elements: `valid * size / new_size`, as PyPTO 0.2.0 reports it; it
+    must be whole (0.2.0's interpreter fails otherwise: VIEW_TYPEOpError)."""
+    if valid * size % new_size:
+        raise SemanticsError(
+            f"view_type: a valid size of {valid} elements of {size} bytes is not a whole "
+            f"number of {new_size}-byte elements (PyPTO 0.2.0 fails there too)"
+        )
+    return valid * size // new_size
 
 
 def expand_clone(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:

@@ -32,9 +32,11 @@ def _window_checks(
         )
     for i in range(rank):
         if dims[i] <= 0 or not 0 <= valid[i] <= dims[i] or offs[i] < 0:
+            also = " (PyPTO 0.2.0 fails on it too: VIEWOpError)" if valid[i] < 0 else ""
             raise SemanticsError(
                 f"{op}: dim {i}: need shape > 0, 0 <= valid_shape <= shape and offset >= 0; "
                 f"got offsets {list(offs)}, shape {list(dims)}, valid_shape {list(valid)}"
+                f"{also}"
             )
         if offs[i] + valid[i] > full_shape[i]:
             raise SemanticsError(
@@ -42,6 +44,13 @@ def _window_checks(
                 f"the tensor's bounds {list(full_shape)} in dim {i}"
             )
     return offs, valid
+
+
+def view_valid_shape(valid: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
+    """A view's run-time `valid_shape` as PyPTO 0.2.0 takes it (measured in its
+    interpreter): a size above the view's shape is the shape's; a negative one stays
+    (0.2.0 fails on it: VIEWOpError, so does the caller's window check)."""
+    return tuple(min(int(v), int(s)) for v, s in zip(valid, shape))
 
 
 def read_window(
