@@ -450,6 +450,54 @@ def test_bad_extend_params_are_located_errors(dt: str, odt: str, params: str, me
         load_source(source, "m.py")
 
 
+@pytest.mark.parametrize("odt", ["DT_BF16", "DT_FP16"])
+def test_f32_matmul_to_a_half_type_is_the_f32_product_rounded_once(odt: str) -> None:
+    """The docs list only DT_FP32 out for FP32 inputs, but 0.2.0 compiles and runs bf16 /
+    f16 out (measured, and the pypto test below): the FP32 product, one rounding. A bias
+    stays FP32-only."""
+    import ml_dtypes
+
+    source = MATMUL_KERNEL.format(dt="DT_FP32", odt=odt, params="{}")
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 32)).astype(np.float32)
+    got = run_numpy(load_source(source, "m.py"), {"a": a, "b": b})["out"]
+    half = ml_dtypes.bfloat16 if odt == "DT_BF16" else np.float16
+    # FP32 products summed exactly enough in float64, then f32, then the half type
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32).astype(half)
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+    from tileir.dialect import shapes
+
+    short = "bf16" if odt == "DT_BF16" else "f16"
+    shapes.matmul_dtypes("f32", short, "f32")
+    with pytest.raises(shapes.ShapeError, match=rf"bias element type {short} is not allowed"):
+        shapes.matmul_dtypes("f32", short, short)
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("odt", ["DT_BF16", "DT_FP16"])
+def test_real_pypto_rounds_an_f32_matmul_to_a_half_type_alike(odt: str, tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    source = MATMUL_KERNEL.format(dt="DT_FP32", odt=odt, params="{}")
+    source = source.replace(
+        "    out[:]", "    pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])\n    out[:]"
+    )
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    rng = np.random.default_rng(8)
+    ins = {
+        "a": rng.standard_normal((16, 32)).astype(np.float32),
+        "b": rng.standard_normal((32, 32)).astype(np.float32),
+    }
+    short = "bf16" if odt == "DT_BF16" else "f16"
+    args = [ArgSpec("a", (16, 32), "f32"), ArgSpec("b", (32, 32), "f32")]
+    args.append(ArgSpec("out", (16, 32), short))
+    theirs = np.asarray(run_kernel(path, "k", args, ins, outputs=["out"])["out"])
+    ours = run_numpy(load_file(path), ins)["out"]
+    assert np.array_equal(theirs.view(np.uint16), ours.view(np.uint16))
+
+
 def test_scale_zero_is_no_scale_and_trans_mode_needs_f32() -> None:
     """PyPTO's default scale is 0.0 (none); the verifier refuses TF32 rounding of f16."""
     from xdsl.utils.exceptions import VerifyException

@@ -174,6 +174,11 @@ MATMUL_OUT_DTYPES: dict[str, tuple[str, ...]] = {
 """PyPTO's matmul docs, table of basic data types: input element type -> the allowed
 `out_dtype`s (and bias element types)."""
 
+MATMUL_020_EXTRA_OUT_DTYPES: dict[str, tuple[str, ...]] = {"f32": ("f16", "bf16")}
+"""Out types the docs do not list but PyPTO 0.2.0 compiles and runs (measured: f32 @ f32
+-> bf16 / f16 is the FP32 product rounded once; PyPTO-Gym's block_attn_res writes it).
+Not bias types: an f32 matmul's bias stays f32."""
+
 
 MATMUL_SCALED_OUT_DTYPES: dict[str, tuple[str, ...]] = {
     "i8": ("f16", "i8"),
@@ -187,6 +192,14 @@ MATMUL_SCALED_OUT_DTYPES: dict[str, tuple[str, ...]] = {
 {"scale": s}`): input element type -> the allowed `out_dtype`s."""
 
 
+def matmul_out_dtypes(inputs: str, *, scaled: bool = False) -> tuple[str, ...]:
+    """The `out_dtype`s a matmul of `inputs` (a short name) may produce: with a `scale` by
+    `MATMUL_SCALED_OUT_DTYPES`, else `MATMUL_OUT_DTYPES` plus what 0.2.0 also runs."""
+    if scaled:
+        return MATMUL_SCALED_OUT_DTYPES.get(inputs, ())
+    return MATMUL_OUT_DTYPES.get(inputs, ()) + MATMUL_020_EXTRA_OUT_DTYPES.get(inputs, ())
+
+
 def matmul_dtypes(inputs: str, out: str, bias: str | None = None, *, scaled: bool = False) -> None:
     """Element types of a matmul (short names): `out` must be allowed for `inputs` by
     `MATMUL_OUT_DTYPES`, or with a `scale` by `MATMUL_SCALED_OUT_DTYPES`; `bias` by
@@ -196,7 +209,7 @@ def matmul_dtypes(inputs: str, out: str, bias: str | None = None, *, scaled: boo
         raise ShapeError(
             f"has {inputs} inputs; PyPTO's matmul takes {', '.join(MATMUL_OUT_DTYPES)}"
         )
-    allowed = MATMUL_SCALED_OUT_DTYPES.get(inputs, ()) if scaled else base
+    allowed = matmul_out_dtypes(inputs, scaled=scaled)
     if out not in allowed:
         with_scale = " with a scale" if scaled else ""
         hint = (

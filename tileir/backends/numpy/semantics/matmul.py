@@ -25,15 +25,23 @@ _I32 = np.dtype(np.int32)
 
 
 def _matmul_allowed(inputs: np.dtype, scaled: bool = False) -> tuple[np.dtype, ...]:
-    """The out / bias dtypes PyPTO allows for `inputs` (`scaled`: the out dtypes with a
-    scale): the dialect's tables (the verifier applies the same ones, so a verified op
-    never fails here)."""
+    """The out dtypes PyPTO allows for `inputs` (`scaled`: with a scale): the dialect's
+    rule (the verifier applies the same one, so a verified op never fails here)."""
     from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
-    from tileir.dialect.shapes import MATMUL_OUT_DTYPES, MATMUL_SCALED_OUT_DTYPES
+    from tileir.dialect.shapes import matmul_out_dtypes
 
     row = BY_NUMPY.get(inputs)
-    table = MATMUL_SCALED_OUT_DTYPES if scaled else MATMUL_OUT_DTYPES
-    names = table.get(row.short, ()) if row is not None else ()
+    names = matmul_out_dtypes(row.short, scaled=scaled) if row is not None else ()
+    return tuple(BY_SHORT[n].numpy for n in names)
+
+
+def _bias_allowed(inputs: np.dtype) -> tuple[np.dtype, ...]:
+    """The bias dtypes PyPTO's docs allow for `inputs` (the dialect's table)."""
+    from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
+    from tileir.dialect.shapes import MATMUL_OUT_DTYPES
+
+    row = BY_NUMPY.get(inputs)
+    names = MATMUL_OUT_DTYPES.get(row.short, ()) if row is not None else ()
     return tuple(BY_SHORT[n].numpy for n in names)
 
 
@@ -114,8 +122,7 @@ def matmul(
     fp8 = {F8E4M3, F8E5M2}
     if a.dtype != b.dtype and not (a.dtype in fp8 and b.dtype in fp8):
         raise SemanticsError(f"matmul: operand dtypes differ ({a.dtype} and {b.dtype})")
-    allowed = _matmul_allowed(a.dtype)
-    if out_dt not in (_matmul_allowed(a.dtype, scaled=True) if scale is not None else allowed):
+    if out_dt not in _matmul_allowed(a.dtype, scaled=scale is not None):
         raise SemanticsError(
             f"matmul: {a.dtype} inputs cannot produce {out_dt}"
             f"{' with a scale' if scale is not None else ''}"
@@ -130,7 +137,7 @@ def matmul(
     out_shape = (*batch, am.shape[-2], bm.shape[-1])
     if bias is not None:
         n = bm.shape[-1]
-        if bias.dtype not in allowed:
+        if bias.dtype not in _bias_allowed(a.dtype):
             raise SemanticsError(
                 f"matmul: bias dtype {bias.dtype} is not allowed with {a.dtype} inputs"
             )
