@@ -90,6 +90,8 @@ def test_torch_npu_dtype_cast_converts_and_other_operators_need_an_npu(interpret
     assert y.float().tolist() == [1.0, 1.0 + 2.0**-6, -3.0]
     with pytest.raises(InterpretError, match="torch_npu.npu_rms_norm needs an NPU"):
         torch_npu.npu_rms_norm(x, x)
+    with pytest.raises(InterpretError, match=r"npu_dtype_cast to torch_npu\.hifloat8: not a torch"):
+        torch_npu.npu_dtype_cast(x, torch_npu.hifloat8)  # an NPU-only dtype
 
 
 def test_an_npu_registration_serves_the_cpu_tensors(impl):

@@ -49,12 +49,22 @@ class _NeedsHardware(types.ModuleType):
                 "CPU, not torch_npu's operators"
             )
 
+        needs_npu.__qualname__ = f"torch_npu.{name}"
         return needs_npu
 
 
 def _npu_dtype_cast(input: Any, dtype: Any) -> Any:
     """`torch_npu.npu_dtype_cast(x, dtype)`: a dtype conversion (round to nearest even,
-    as torch's own `Tensor.to`), which a test uses to make its inputs."""
+    as torch's own `Tensor.to`), which a test uses to make its inputs. A torch_npu-only
+    dtype (`torch_npu.hifloat8`) has no CPU tensor type: said, not a torch TypeError."""
+    import torch
+
+    if not isinstance(dtype, torch.dtype):
+        raise InterpretError(
+            f"torch_npu.npu_dtype_cast to {getattr(dtype, '__qualname__', dtype)!s}: not a torch "
+            "dtype (torch_npu's own types, such as hifloat8, exist only on an NPU); interpret "
+            "mode converts to torch dtypes only"
+        )
     return input.to(dtype)
 
 
