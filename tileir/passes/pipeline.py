@@ -14,10 +14,13 @@ Order, and why:
 4. `stitch` - groups of at most `max-functions` iterations (default: the kernel's own
    `stitch_function_max_num`, else PyPTO's 128, so PyPTO's runtime behaviour does not
    change unless asked);
-5. `canonicalize`, `cse`, `dce` - once, at the end: they fold the unrolled index
-   arithmetic (`j + 1` ...) and drop what is dead; settings and memory writes have
-   effects and stay. Running them earlier as well would only cost time (xDSL's cse and
-   the verifier dominate the pipeline's run time).
+5. `canonicalize`, `cse` - once, at the end: they fold the unrolled index arithmetic
+   (`j + 1` ...) and drop what is dead (xDSL's canonicalize erases dead ops as it goes and
+   runs region DCE after its walk; cse erases the duplicates it replaces, and a duplicate's
+   operands are the kept op's, so it leaves nothing dead: a `dce` after them removes
+   nothing, checked on generated programs in tests/passes/test_default.py); settings and
+   memory writes have effects and stay. Running them earlier as well would only cost time
+   (xDSL's cse and the verifier dominate the pipeline's run time).
 
 The IR is verified once, at the end, as `mlir-opt` does (`verify-each=true`, or
 `tileir-opt --verify-each`, verifies after every pass, and a failure then names the
@@ -49,7 +52,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from tileir.passes.contracts import check_establishes, check_requires, expand
 from tileir.passes.cse import RegionAwareCSE
@@ -160,7 +162,7 @@ class DefaultPipelinePass(ModulePass):
                 ),
                 StitchPass(self.max_functions, self.interleave),
             ]
-        steps += [CanonicalizePass(), RegionAwareCSE(), DeadCodeElimination()]
+        steps += [CanonicalizePass(), RegionAwareCSE()]
         return steps
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
