@@ -40,9 +40,8 @@ from frontends.kernels import SEED_KERNELS, SeedKernel
 from frontends.pypto import load_file, load_source
 from tileir.backends.numpy import run
 from tileir.backends.pypto.emitter import emit_module, lower_for_pypto
-from tileir.diagnostics import TileirError
 from tileir.dialect import pto
-from tileir.ir import make_context, parse_module, print_module
+from tileir.ir import make_context, print_module
 from tileir.passes.pipeline import DefaultPipelinePass
 from tileir.testing import modules, random_inputs
 
@@ -254,25 +253,72 @@ def test_valid_shapes_and_sized_workspaces_round_trip(name: str, piped: bool) ->
     assert len(sized) == (name in ("staged_rows", "segment_reverse"))
 
 
-def test_unemittable_condition_is_a_located_error() -> None:
-    module = parse_module(
-        """
-pto.kernel @k(%x: memref<?x4xf32>, %out: memref<1x4xf32>) attributes {dynamic_dims = {x = ["S"]}} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %x, %c0 : memref<?x4xf32>
-  pto.loop %i = %c0 to %n step %c1 {
-    %first = arith.cmpi eq, %i, %c0 : index
-    scf.if %first {
-      %t = pto.view %x[%i, 0] : memref<?x4xf32> -> tensor<1x4xf32>
-      pto.assemble %t into %out[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
-    }
-  }
-}
+RUNTIME_IFS = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
+      lens: pypto.Tensor([4], pypto.DT_INT32),
+      out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(4, 32)
+    for i in pypto.loop(x.shape[0] // 4, name="rows", idx_name="i"):
+        t = pypto.view(x, [4, 32], [i * 4, 0])
+        n = lens[i]
+        if n > 2:
+            r = pypto.mul(t, 2.0)
+        else:
+            r = pypto.add(t, 1.0)
+        if i == 0:
+            r = pypto.mul(r, 3.0)
+        pypto.assemble(r, [i * 4, 0], out)
+    if lens[3] > 4:
+        pypto.assemble(pypto.view(x, [4, 32], [0, 0]), [12, 0], out)
 """
-    )
-    with pytest.raises(TileirError, match="can only write `if` on pypto.is_loop_begin"):
-        emit_module(module)
+
+
+def _runtime_if_inputs() -> dict[str, np.ndarray]:
+    x = (np.arange(512, dtype=np.float32) / 64).reshape(16, 32)
+    return {"x": x, "lens": np.array([1, 5, 2, 6], np.int32)}
+
+
+def _runtime_if_golden(x: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    rows = []
+    for i in range(4):
+        t = x[4 * i : 4 * i + 4]
+        r = t * np.float32(2) if lens[i] > 2 else t + np.float32(1)
+        rows.append(r * np.float32(3) if i == 0 else r)
+    out = np.concatenate(rows)
+    if lens[3] > 4:
+        out[12:] = x[:4]
+    return out
+
+
+def test_runtime_ifs_are_written_as_ifs_and_read_back() -> None:
+    """Run-time conditions (an element read, a loop index; with a value leaving the
+    branches; one outside the loop) are written as `if`s, which read back to the same
+    numbers (PyPTO 0.2.0 runs them too: the pypto test below)."""
+    module = load_source(RUNTIME_IFS, "rif.py")
+    text = emit_module(module)
+    assert "if n > 2:" in text or "> 2:" in text
+    ins = _runtime_if_inputs()
+    want = _runtime_if_golden(**ins)
+    for m in (module, load_source(text, "emitted.py")):
+        got = run(m, {**ins, "out": np.zeros_like(ins["x"])})["out"]
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.pypto
+def test_real_pypto_runs_the_emitted_runtime_ifs(tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    path = tmp_path / "rif.py"
+    path.write_text(emit_module(load_source(RUNTIME_IFS, "rif.py")))
+    ins = _runtime_if_inputs()
+    args = [ArgSpec("x", (16, 32), "f32"), ArgSpec("lens", (4,), "i32")]
+    args.append(ArgSpec("out", (16, 32), "f32"))
+    got = np.asarray(run_kernel(path, "k", args, ins, outputs=["out"])["out"])
+    np.testing.assert_array_equal(got, _runtime_if_golden(**ins))
 
 
 def test_normalize_keeps_op_order_and_properties() -> None:

@@ -221,8 +221,11 @@ def k(t: pypto.Tensor([2, 4], pypto.DT_INT32), x: pypto.Tensor([8, 8], pypto.DT_
         t[1, 3] = last
         out = run(module, {"t": t, "x": x})["out"]
         np.testing.assert_array_equal(out[0], sign * x[last])
-    with pytest.raises(TileirError, match=r"tile\.py:\d+:\d+: error: .*can only write `if`"):
-        emit(module)
+    emitted = load_source(emit(module), "emitted.py")  # a run-time `if`, as written
+    for last, sign in ((5, 1.0), (2, -1.0)):
+        t = np.zeros((2, 4), np.int32)
+        t[1, 3] = last
+        np.testing.assert_array_equal(run(emitted, {"t": t, "x": x})["out"][0], sign * x[last])
 
 
 # --------------------------------------------------------------------------- numbers

@@ -20,11 +20,12 @@ Emitting is two steps:
    is written as the tensor's name (`pypto.maximum(mi, m)`), which is how the frontend
    reads that name.
 
-An `if` is written only on `pypto.is_loop_begin / is_loop_end` (written in the `if`
-itself, as PyPTO requires) or on a comparison of `pypto.loop_unroll` chunk lengths with
-constants (Python ints while PyPTO traces each factor); any other condition, such as
-the `arith.cmpi` that `loop-unroll` makes of `is_loop_begin` on a loop with dynamic
-bounds, is a located error: PyPTO 0.2.0 has no run-time `if` inside a kernel.
+An `if` is written as the user wrote it: on `pypto.is_loop_begin / is_loop_end`
+(written in the `if` itself, as PyPTO requires), on a comparison of `pypto.loop_unroll`
+chunk lengths with constants (Python ints while PyPTO traces each factor), or on a
+run-time condition (a comparison of loop indices, sizes or element reads), which PyPTO
+0.2.0 traces once per branch and runs as written (measured: inside and outside a
+`pypto.loop`, with and without values leaving the branches, nested).
 
 Not worked around: `pypto.concat` of tail tiles drops the valid shape, and assembling
 the result then fails; kernels must re-window it with `pypto.view(..., valid_shape=)`
@@ -208,22 +209,6 @@ def _whole_tensor_read(op: Operation) -> bool:
         return False
     uses = list(op.result.uses)
     return len(uses) == 1 and uses[0].operation is op.next_op
-
-
-def _trace_time(op: Operation | None) -> bool:
-    """A comparison PyPTO evaluates while tracing: of `pypto.loop_unroll` chunk lengths
-    (Python ints, one trace per factor) and constants."""
-    if not isinstance(op, arith.CmpiOp):
-        return False
-    for v in op.operands:
-        owner = v.owner
-        if isinstance(owner, arith.ConstantOp):
-            continue
-        parent = v.block.parent_op() if not isinstance(owner, Operation) else None
-        if isinstance(parent, pto.LoopUnrollOp) and v is parent.chunk_length:
-            continue
-        return False
-    return True
 
 
 PYTHON_MAX_LOOPS = 20
@@ -512,14 +497,6 @@ class _KernelWriter:
         self.body(op.body.block, depth + 1)
 
     def if_(self, op: scf.IfOp, depth: int) -> None:
-        cond = op.cond.owner
-        if not (isinstance(cond, pto.IsLoopBeginOp | pto.IsLoopEndOp) or _trace_time(cond)):
-            raise error_at(
-                op,
-                "the PyPTO emitter can only write `if` on pypto.is_loop_begin / "
-                "is_loop_end or on a pypto.loop_unroll chunk length (PyPTO 0.2.0 rejects "
-                "other conditions inside a jit kernel)",
-            )
         results = [self.define(r) for r in op.results]
         self.line(depth, f"if {self.use(op.cond)}:")
         self.branch(op.true_region.block, results, depth + 1)
