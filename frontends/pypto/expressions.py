@@ -350,7 +350,8 @@ class Expressions:
             if binding is None:
                 self.fail(node, f"operator {sym} is not supported on tensors")
             return elementwise(self, binding, [left, right], node)
-        if is_index(left) or is_index(right):
+        if is_index(left) or is_index(right) or (is_cond(left) and is_cond(right)):
+            # two comparisons are numbers 0 / 1 too (PyPTO's `(n > 4) * (i > 0)`)
             op_cls = index_ops.BY_OPERATOR.get(sym)
             if op_cls is None:
                 hint = " (use // for index division)" if sym == "/" else ""

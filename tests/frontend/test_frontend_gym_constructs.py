@@ -245,23 +245,52 @@ def k(
         out[b : b + 1, :] = pypto.view(x, [1, 16], [b, 0]) + 0.0
         for _ in pypto.loop(m < 3, name="SMALL", idx_name="u"):
             out[b : b + 1, :] = pypto.view(x, [1, 16], [b, 0]) * 2.0 + prev
+        for _ in pypto.loop((m > 4) * (b > 0), name="BIG", idx_name="v"):
+            out[b : b + 1, :] = pypto.view(x, [1, 16], [b, 0]) - 1.0
 """
 
 
 def test_a_comparison_of_index_values_used_as_a_number() -> None:
     """PyPTO's comparison of symbolic scalars is a 0 / 1 symbolic scalar: a loop bound
-    (`pypto.loop(m < 3)` runs once or not at all) and a factor (`x * (b > 0)`); the
-    written-back kernel reads back to the same numbers."""
+    (`pypto.loop(m < 3)` runs once or not at all), a factor (`x * (b > 0)`) and the
+    product of two (`(m > 4) * (b > 0)`); the written-back kernel reads back to the same
+    numbers."""
     n = np.array([5, 1, 2, 7], np.int32)
     x = np.arange(64, dtype=np.float32).reshape(4, 16)
     want = x.copy()
     for b in range(4):
         if n[b] < 3:
             want[b] = x[b] * 2 + (n[b - 1] if b > 0 else 0)
+        if n[b] > 4 and b > 0:
+            want[b] = x[b] - 1
     module = load_source(CONDITION_AS_NUMBER, "cond.py")
     np.testing.assert_array_equal(run_numpy(module, {"n": n, "x": x})["out"], want)
     back = load_source(emit(module), "cond_emitted.py")
     np.testing.assert_array_equal(run_numpy(back, {"n": n, "x": x})["out"], want)
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("source", ["as written", "emitted"])
+def test_real_pypto_takes_comparisons_as_loop_bounds(source: str, tmp_path: Path) -> None:
+    """0.2.0 runs `pypto.loop(m < 3)` and `pypto.loop((m > 4) * (b > 0))` alike (its
+    tile + SymbolicScalar `+ prev` is outside what it runs: an Element TypeError)."""
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    text = CONDITION_AS_NUMBER.replace(" * 2.0 + prev", " * 2.0")
+    if source == "emitted":
+        text = emit(load_source(text, "cond.py"))
+    path = tmp_path / "cond.py"
+    path.write_text(text)
+    n = np.array([5, 1, 2, 7], np.int32)
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    want = x.copy()
+    want[1:3] = x[1:3] * 2  # n < 3
+    want[3] = x[3] - 1  # n > 4 and b > 0
+    args = [ArgSpec("n", (4,), "i32"), ArgSpec("x", (4, 16), "f32")]
+    args.append(ArgSpec("out", (4, 16), "f32"))
+    ins = {"n": n, "x": x, "out": np.zeros_like(x)}
+    got = run_kernel(path, "k", args, ins, outputs=["out"])["out"]
+    np.testing.assert_array_equal(np.asarray(got), want)
 
 
 CUBE_K_SPLIT = """\
