@@ -206,6 +206,21 @@ class Statements:
                 if c.kind == "break":
                     return
 
+    def stmt_Delete(self, stmt: ast.Delete, scope: Scope) -> None:
+        """`del a, b`: unbinds local names, as Python does when PyPTO traces the kernel
+        (Gym kernels free their names of finished tiles); a tile itself lives on in the
+        IR as long as an op uses it."""
+        for target in stmt.targets:
+            if not isinstance(target, ast.Name):
+                self.fail(
+                    target, "`del` in a kernel takes names only, not subscripts or attributes"
+                )
+            if target.id not in scope.vars:
+                self.fail(
+                    target, f"name `{target.id}` is not defined here, so it cannot be deleted"
+                )
+            del scope.vars[target.id]
+
     def stmt_Break(self, stmt: ast.Break, scope: Scope) -> None:
         raise LoopControl("break", stmt)
 

@@ -1,4 +1,4 @@
-"""`while` in kernels and their helpers runs when the kernel is traced, as PyPTO's JIT
+"""`while` and `del` in kernels and their helpers run when the kernel is traced, as PyPTO's JIT
 runs Python (PyPTO-Gym's glm_moe_fusion computes its `loop_unroll` chunk sizes with a
 `while True: ... break` helper). Goldens are numpy written out by hand."""
 
@@ -88,3 +88,32 @@ def test_while_on_a_runtime_value_is_located() -> None:
     bad = bad.replace("[8, 16], pypto.DT_FP32), out", "[pypto.DYNAMIC, 16], pypto.DT_FP32), out")
     with pytest.raises(TileirError, match=r"w\.py:\d+:\d+: error: `while` runs when the kernel"):
         load_source(bad, "w.py", kernel="scaled")
+
+
+DELETE = """
+import pypto
+
+
+@pypto.frontend.jit()
+def k(x: pypto.Tensor([8, 16], pypto.DT_FP32), out: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 16)
+    for _ in pypto.loop(1, name="once", idx_name="u"):
+        a = pypto.exp(x)
+        b = pypto.add(a, 1.0)
+        del a, b
+        a = pypto.mul(x, 2.0)
+        pypto.assemble(a, [0, 0], out)
+"""
+
+
+def test_del_unbinds_names_at_trace_time() -> None:
+    """`del` (PyPTO-Gym's block_attn_res frees finished tiles by name): the name is gone
+    afterwards, a later assignment binds it again; using a deleted name is located."""
+    module = load_source(DELETE, "d.py")
+    x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+    np.testing.assert_array_equal(run(module, {"x": x})["out"], x * np.float32(2.0))
+    bad = DELETE.replace("        a = pypto.mul(x, 2.0)\n", "")
+    with pytest.raises(TileirError, match=r"d\.py:12:24: error: name `a` is not defined"):
+        load_source(bad, "d.py")
+    with pytest.raises(TileirError, match=r"d\.py:\d+:\d+: error: `del` in a kernel takes names"):
+        load_source(DELETE.replace("del a, b", "del x[0]"), "d.py")
