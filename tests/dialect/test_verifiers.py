@@ -100,11 +100,6 @@ INVALID = {
         "%r = pto.reshape %t : tensor<8x64xf32> -> tensor<8x32xf32>",
         "changes the element count",
     ),
-    "reshape-inplace-of-view": (
-        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
-        "%r = pto.reshape %t inplace : tensor<8x64xf32> -> tensor<512xf32>",
-        "inplace is not allowed on a tensor produced by pto.view",
-    ),
     "reshape-mem-count": (
         "%m = pto.reshape_mem %x : memref<16x64xf32> -> memref<16x32xf32>",
         "'pto.reshape_mem' cannot reshape [16, 64] (1024 elements) to [16, 32] (512 elements)",

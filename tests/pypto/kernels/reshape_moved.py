@@ -24,3 +24,17 @@ def squares_flat(
     y = x * x
     pypto.set_vec_tile_shapes(32)
     out.move(pypto.reshape(y, [32], inplace=True))
+
+
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.SIM})
+def window_reshaped(
+    x: pypto.Tensor([4, 4, 8], pypto.DT_FP32),
+    out: pypto.Tensor([4, 8, 1], pypto.DT_FP32),
+):
+    """An inplace reshape of a view (PyPTO-Gym's mhc_post): the newer docs allow only
+    `inplace=False` on a view, 0.2.0 compiles it and reshapes the window's values."""
+    pypto.set_vec_tile_shapes(4, 8, 8)
+    for _ in pypto.loop(1, name="once", idx_name="u"):
+        row = pypto.view(x, [4, 1, 8], [0, 2, 0])
+        col = pypto.reshape(row, [4, 8, 1], inplace=True)
+        out[:] = pypto.mul(col, 2.0)

@@ -66,7 +66,7 @@ from tileir.dialect.ops.base import (
     verify_dims,
     verify_tile_shape,
 )
-from tileir.dialect.ops.structure import StageOp, StitchOp, is_kernel_argument
+from tileir.dialect.ops.structure import StageOp, StitchOp
 
 # --------------------------------------------------------------------------- effects
 
@@ -465,8 +465,11 @@ def is_alias(value: SSAValue) -> bool:
 class ReshapeOp(TileToTileOp):
     """`pypto.reshape(input, shape, valid_shape=..., inplace=...)`.
 
-    The verifier rejects an `inplace` that PyPTO rejects (on a `pto.view` window, or a
-    dynamic reshape without it). An `inplace` result written into a kernel argument
+    The verifier rejects a dynamic reshape without `inplace`, as PyPTO does. An `inplace`
+    reshape of a `pto.view` window verifies: PyPTO's newer docs allow only `inplace=False`
+    there, but 0.2.0 compiles it and computes the window's values reshaped
+    (tests/pypto/test_inplace_reshape_output.py), and PyPTO-Gym kernels write it (mhc_post);
+    the `inplace-reshape` pass still never marks one. An `inplace` result written into a kernel argument
     (`out.move(reshape(s, shape, inplace=True))`) verifies: PyPTO's documentation says
     such a result "cannot be the function's final output", but 0.2.0 compiles and runs
     it correctly by dropping the `inplace` itself ("OP_RESHAPE oOperand is OutCast, Skip
@@ -523,27 +526,6 @@ class ReshapeOp(TileToTileOp):
                 f"'pto.reshape' valid_shape has {len(valid)} entries for a rank-"
                 f"{len(_shape(b))} result"
             )
-        if (
-            self.inplace is not None
-            and isinstance(self.input.owner, ViewOp)
-            and not _is_whole_tensor_view(self.input.owner)
-        ):
-            raise VerifyException(
-                "'pto.reshape' inplace is not allowed on a tensor produced by pto.view "
-                "(PyPTO rule); drop `inplace` or reshape a computed tile"
-            )
-
-
-def _is_whole_tensor_view(view: ViewOp) -> bool:
-    """A view of a whole kernel argument (offset 0, same shape, no valid_shape) is the
-    frontend's spelling of the global tensor itself, which PyPTO may reshape inplace."""
-    return (
-        is_kernel_argument(view.source)
-        and all(o == 0 for o in view.mixed_offsets)
-        and view.mixed_valid_shape is None
-        and not view.sizes
-        and _shape(view.source.type) == _shape(view.result.type)
-    )
 
 
 @irdl_op_definition
