@@ -364,3 +364,51 @@ def test_real_pypto_takes_a_valid_size_above_the_tile_as_the_tile(n: int, tmp_pa
     args.append(ArgSpec("out", (2, 16), "f32"))
     got = run_kernel(path, "k", args, {"lens": np.array([[n]], np.int32), "x": _X})["out"]
     np.testing.assert_array_equal(np.asarray(got), _runtime_valid_golden(_X, n - 3))
+
+
+WINDOW_RESHAPE = """\
+import pypto
+
+
+@pypto.frontend.jit
+def k(
+    x: pypto.Tensor([pypto.DYNAMIC, 4, 4], pypto.DT_FP32),
+    out: pypto.Tensor([pypto.DYNAMIC, 4, 1], pypto.DT_FP32),
+):
+    rows = x.shape[0]
+    pypto.set_vec_tile_shapes(4, 4, 4)
+    for r, n in pypto.loop_unroll(0, rows, 1, name="rows", idx_name="r", unroll_list=[4, 1]):
+        w = pypto.view(x, [n, 1, 4], [r, 2, 0])
+        col = pypto.reshape(w, [n, 4, 1], inplace=True)
+        pypto.assemble(pypto.mul(col, 2.0), [r, 0, 0], out)
+"""
+
+
+def _window_reshape_golden(x: np.ndarray) -> np.ndarray:
+    return (x[:, 2:3, :] * np.float32(2.0)).reshape(-1, 4, 1)
+
+
+def test_an_inplace_reshape_of_a_run_time_sized_window() -> None:
+    """PyPTO-Gym's mhc_post: a window sized by the unroll chunk, reshaped inplace; the
+    reshape's `?` dim is written back as the window's size, and reads back alike."""
+    x = np.random.default_rng(9).standard_normal((6, 4, 4)).astype(np.float32)
+    module = load_source(WINDOW_RESHAPE, "wr.py")
+    text = emit(module)
+    assert ", inplace=True)" in text
+    for m in (module, load_source(text, "wr_emitted.py")):
+        got = run_numpy(m, {"x": x, "out": np.zeros((6, 4, 1), np.float32)})["out"]
+        np.testing.assert_array_equal(got, _window_reshape_golden(x))
+
+
+@pytest.mark.pypto
+@pytest.mark.parametrize("source", ["as written", "emitted"])
+def test_real_pypto_reshapes_a_run_time_sized_window(source: str, tmp_path: Path) -> None:
+    from tileir.backends.pypto.harness import ArgSpec, run_kernel
+
+    text = WINDOW_RESHAPE if source == "as written" else emit(load_source(WINDOW_RESHAPE, "w.py"))
+    path = tmp_path / "wr.py"
+    path.write_text(text)
+    x = np.random.default_rng(9).standard_normal((6, 4, 4)).astype(np.float32)
+    args = [ArgSpec("x", (6, 4, 4), "f32"), ArgSpec("out", (6, 4, 1), "f32")]
+    got = run_kernel(path, "k", args, {"x": x}, outputs=["out"])["out"]
+    np.testing.assert_array_equal(np.asarray(got), _window_reshape_golden(x))

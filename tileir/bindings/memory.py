@@ -388,7 +388,26 @@ def _write_reshape(w: Any, op: pto.ReshapeOp | pto.ReshapeMemOp) -> str:
         sizes = w.shape_of(op.result.type, op.sizes)
         return f"pypto.reshape({w.use(op.source)}, {sizes}, inplace=True)"
     extra = _valid_kw(w, op) + (", inplace=True" if op.inplace is not None else "")
-    return f"pypto.reshape({w.use(op.input)}, {w.shape_of(op.result.type)}{extra})"
+    sizes = _reshaped_window_size(w, op)
+    return f"pypto.reshape({w.use(op.input)}, {w.shape_of(op.result.type, sizes)}{extra})"
+
+
+def _reshaped_window_size(w: Any, op: pto.ReshapeOp) -> list[SSAValue]:
+    """The `?` size of a tile reshape of a window with one run-time size (`view(x, [n, 1,
+    4], ...)` reshaped to `[n, 4, 1]`, PyPTO-Gym's mhc_post in a `loop_unroll`): the tile
+    op holds no size, but when the other dims hold as many elements on both sides the
+    `?` dim is the window's own size. Else none (the writer then says what is missing)."""
+    view = op.input.owner
+    if not isinstance(view, pto.ViewOp) or len(view.sizes) != 1:
+        return []
+    dims_in, dims_out = shape(op.input), shape(op.result)
+    if dims_in.count(DYNAMIC_INDEX) != 1 or dims_out.count(DYNAMIC_INDEX) != 1:
+        return []
+    if math.prod(d for d in dims_in if d != DYNAMIC_INDEX) != math.prod(
+        d for d in dims_out if d != DYNAMIC_INDEX
+    ):
+        return []
+    return [view.sizes[0]]
 
 
 # --------------------------------------------------------------------------- rearranging
