@@ -575,7 +575,7 @@ def test_matmul_int8():
     [
         ((2, 3), (1, 3, 4), BF16, BF16, F32, "same rank"),
         ((2, 3), (3, 4), BF16, F16, F32, "dtypes differ"),
-        ((2, 3), (3, 4), F32, F32, BF16, "cannot produce"),
+        ((2, 3), (3, 4), F16, F16, BF16, "cannot produce"),
         ((2, 3), (4, 5), BF16, BF16, F32, "K differs"),
         ((2, 2, 3), (3, 3, 4), F16, F16, F16, "do not broadcast"),
     ],

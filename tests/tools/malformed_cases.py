@@ -208,19 +208,6 @@ MLIR: list[tuple[str, str | bytes, str]] = [
         "emit",
     ),
     (
-        "emit-if-condition",
-        body(
-            "pto.loop %i = %c0 to %c8 step %c1 {",
-            "  %c = arith.cmpi slt, %i, %c1 : index",
-            "  scf.if %c {",
-            "    %t = pto.view %x[0, 0] : memref<8x64xf32> -> tensor<8x64xf32>",
-            "    pto.assemble %t into %out[0, 0] : tensor<8x64xf32>, memref<8x64xf32>",
-            "  }",
-            "}",
-        ),
-        "emit",
-    ),
-    (
         "run-huge-full",
         swap(
             "%c = arith.constant 1.0 : f32\n  %z = pto.full %c : f32 -> tensor<100000x100000x1000xf32>\n  "
