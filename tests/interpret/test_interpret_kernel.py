@@ -90,6 +90,9 @@ def test_torch_npu_dtype_cast_converts_and_other_operators_need_an_npu(interpret
     assert y.float().tolist() == [1.0, 1.0 + 2.0**-6, -3.0]
     with pytest.raises(InterpretError, match="torch_npu.npu_rms_norm needs an NPU"):
         torch_npu.npu_rms_norm(x, x)
+    nz = torch_npu.npu_format_cast(x, 29)  # FRACTAL_NZ: a layout, the same values
+    assert torch.equal(nz, x) and nz is not x
+    assert (torch_npu.get_npu_format(nz), torch_npu.get_npu_format(x)) == (29, 2)
     with pytest.raises(InterpretError, match=r"npu_dtype_cast to torch_npu\.hifloat8: not a torch"):
         torch_npu.npu_dtype_cast(x, torch_npu.hifloat8)  # an NPU-only dtype
 

@@ -68,11 +68,32 @@ def _npu_dtype_cast(input: Any, dtype: Any) -> Any:
     return input.to(dtype)
 
 
+ACL_FORMAT_ND = 2
+"""torch_npu's storage format of a plain tensor (`torch_npu.get_npu_format`)."""
+
+
+def _npu_format_cast(input: Any, acl_format: Any, *args: Any, **kwargs: Any) -> Any:
+    """`torch_npu.npu_format_cast(x, 29)`: a change of the NPU storage layout (29 is
+    FRACTAL_NZ), not of the values; on the CPU a copy that remembers the format, so that
+    `torch_npu.get_npu_format` (a test's check that a weight is NZ) answers as on the NPU."""
+    out = input.clone()
+    out._tileir_npu_format = int(acl_format)
+    return out
+
+
+def _get_npu_format(input: Any) -> int:
+    """`torch_npu.get_npu_format(x)`: the format `npu_format_cast` gave, else ND."""
+    return getattr(input, "_tileir_npu_format", ACL_FORMAT_ND)
+
+
 def make_torch_npu(npu: types.ModuleType) -> dict[str, types.ModuleType]:
     """`torch_npu` and `torch_npu.npu` (the same device module as `torch.npu`); of its
-    operators only the dtype conversion, which needs no NPU."""
+    operators only the dtype and storage-format conversions, which change no value an
+    NPU would not."""
     torch_npu = _NeedsHardware("torch_npu", "tileir's interpret-mode stand-in for torch_npu")
     torch_npu.npu = npu
     torch_npu.npu_dtype_cast = _npu_dtype_cast
+    torch_npu.npu_format_cast = _npu_format_cast
+    torch_npu.get_npu_format = _get_npu_format
     torch_npu.__path__ = []
     return {"torch_npu": torch_npu, "torch_npu.npu": npu}
