@@ -199,12 +199,8 @@ class Statements:
             if not taken:
                 self.exec_body(stmt.orelse, scope)
                 return
-            self.trace_step(stmt)
-            try:
-                self.exec_body(stmt.body, scope)
-            except LoopControl as c:
-                if c.kind == "break":
-                    return
+            if not self.trace_iteration(stmt, scope):
+                return
 
     def stmt_Delete(self, stmt: ast.Delete, scope: Scope) -> None:
         """`del a, b`: unbinds local names, as Python does when PyPTO traces the kernel
@@ -285,13 +281,18 @@ class Statements:
 
     def trace_loop(self, stmt: ast.For, values: Any, scope: Scope) -> None:
         for v in values:
-            self.trace_step(stmt)
             self.assign(stmt.target, v, scope, stmt.iter)
-            try:
-                self.exec_body(stmt.body, scope)
-            except LoopControl as c:
-                if c.kind == "break":
-                    break
+            if not self.trace_iteration(stmt, scope):
+                break
+
+    def trace_iteration(self, stmt: ast.For | ast.While, scope: Scope) -> bool:
+        """One iteration of a translation-time `for` / `while` body; False after `break`."""
+        self.trace_step(stmt)
+        try:
+            self.exec_body(stmt.body, scope)
+        except LoopControl as c:
+            return c.kind != "break"
+        return True
 
     # --- if
 

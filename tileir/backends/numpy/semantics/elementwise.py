@@ -42,26 +42,25 @@ def _flip_sign_bits(x: np.ndarray, mode: str) -> np.ndarray:
     return out.view(x.dtype)
 
 
+def _sign_op(name: str, x: np.ndarray, on_ints: ArrayFn) -> np.ndarray:
+    """`neg` / `abs`: floats by their sign bit (exact), integers by `on_ints` (wrapping)."""
+    _check_dtype(name, x.dtype)
+    if _is_float(x.dtype):
+        return _flip_sign_bits(x, name)
+    if not _is_int(x.dtype):
+        raise SemanticsError(f"{name}: not defined on {x.dtype}")
+    with np.errstate(over="ignore"):
+        return on_ints(x)
+
+
 def neg(x: np.ndarray) -> np.ndarray:
     """`pypto.neg`: -x. Exact for floats (sign flip); integers wrap (-INT_MIN = INT_MIN)."""
-    _check_dtype("neg", x.dtype)
-    if _is_float(x.dtype):
-        return _flip_sign_bits(x, "neg")
-    if not _is_int(x.dtype):
-        raise SemanticsError(f"neg: not defined on {x.dtype}")
-    with np.errstate(over="ignore"):
-        return np.negative(x)
+    return _sign_op("neg", x, np.negative)
 
 
 def abs(x: np.ndarray) -> np.ndarray:
     """`pypto.abs`: |x|. Exact for floats (sign cleared); integers wrap (|INT_MIN| = INT_MIN)."""
-    _check_dtype("abs", x.dtype)
-    if _is_float(x.dtype):
-        return _flip_sign_bits(x, "abs")
-    if not _is_int(x.dtype):
-        raise SemanticsError(f"abs: not defined on {x.dtype}")
-    with np.errstate(over="ignore"):
-        return np.abs(x)
+    return _sign_op("abs", x, np.abs)
 
 
 def relu(x: np.ndarray) -> np.ndarray:

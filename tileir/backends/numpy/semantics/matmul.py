@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import ml_dtypes
 import numpy as np
 
@@ -27,22 +29,24 @@ _I32 = np.dtype(np.int32)
 def _matmul_allowed(inputs: np.dtype, scaled: bool = False) -> tuple[np.dtype, ...]:
     """The out dtypes PyPTO allows for `inputs` (`scaled`: with a scale): the dialect's
     rule (the verifier applies the same one, so a verified op never fails here)."""
-    from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
     from tileir.dialect.shapes import matmul_out_dtypes
 
-    row = BY_NUMPY.get(inputs)
-    names = matmul_out_dtypes(row.short, scaled=scaled) if row is not None else ()
-    return tuple(BY_SHORT[n].numpy for n in names)
+    return _as_numpy(inputs, lambda short: matmul_out_dtypes(short, scaled=scaled))
 
 
 def _bias_allowed(inputs: np.dtype) -> tuple[np.dtype, ...]:
     """The bias dtypes PyPTO's docs allow for `inputs` (the dialect's table)."""
-    from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
     from tileir.dialect.shapes import MATMUL_OUT_DTYPES
 
+    return _as_numpy(inputs, lambda short: MATMUL_OUT_DTYPES.get(short, ()))
+
+
+def _as_numpy(inputs: np.dtype, names: Callable[[str], tuple[str, ...]]) -> tuple[np.dtype, ...]:
+    """The dialect's short dtype names for `inputs` (by its short name), as numpy dtypes."""
+    from tileir.dialect.dtypes import BY_NUMPY, BY_SHORT
+
     row = BY_NUMPY.get(inputs)
-    names = MATMUL_OUT_DTYPES.get(row.short, ()) if row is not None else ()
-    return tuple(BY_SHORT[n].numpy for n in names)
+    return tuple(BY_SHORT[n].numpy for n in names(row.short)) if row is not None else ()
 
 
 def fixpipe_scale(scale: float) -> np.float32:
