@@ -51,7 +51,20 @@ def _body_key(op: Operation) -> tuple[tuple[str, ...], tuple[SSAValue, ...]]:
 
 
 class _RegionAwareInfo(OperationInfo):
+    """The key of an op in the table. Its hash is computed once: xDSL's `OperationInfo`
+    recomputes it on every call, and its `__eq__` hashes both sides again. Caching is
+    sound because a key lives for one lookup or is the key of a known op, and the
+    driver never changes a known op's operands (it replaces a value's uses only when no
+    known op uses it)."""
+
+    _hash: int | None = None
+
     def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = self._compute_hash()
+        return self._hash
+
+    def _compute_hash(self) -> int:
         base = super().__hash__()
         if not self.op.regions or self.op.operands:
             # (an op with operands, such as a loop, is told apart by them well enough,
@@ -61,20 +74,34 @@ class _RegionAwareInfo(OperationInfo):
 
 
 class _RegionAwareKnownOps(KnownOps):
+    """xDSL's table with `_RegionAwareInfo` keys. The driver looks the op it visits up
+    and then records it (`get`, then `[op] = op`, nothing changes the op in between):
+    the key of the last op looked up is kept, so that its hash is computed once. A
+    membership test is of another op (a user of a value about to be replaced, whose
+    operands may change next), so it never reuses or keeps a key."""
+
+    _last: _RegionAwareInfo | None = None
+
+    def _key(self, k: Operation) -> _RegionAwareInfo:
+        last = self._last
+        if last is None or last.op is not k:
+            last = self._last = _RegionAwareInfo(k)
+        return last
+
     def __getitem__(self, k: Operation):
-        return self._known_ops[_RegionAwareInfo(k)]
+        return self._known_ops[self._key(k)]
 
     def __setitem__(self, k: Operation, v: Operation):
-        self._known_ops[_RegionAwareInfo(k)] = v
+        self._known_ops[self._key(k)] = v
 
     def __contains__(self, k: Operation):
         return _RegionAwareInfo(k) in self._known_ops
 
     def get(self, k: Operation, default=None):
-        return self._known_ops.get(_RegionAwareInfo(k), default)
+        return self._known_ops.get(self._key(k), default)
 
     def pop(self, k: Operation):
-        return self._known_ops.pop(_RegionAwareInfo(k))
+        return self._known_ops.pop(self._key(k))
 
 
 class _RegionAwareDriver(CSEDriver):
