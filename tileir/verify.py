@@ -1,0 +1,199 @@
+"""Op-by-op verification that checks each distinct op signature's IRDL constraints once.
+
+xDSL's `op.verify(verify_nested_ops=False)` runs, for an op defined with
+`@irdl_op_definition`, three things in this order:
+
+1. the generic `Operation` checks (no erased operand; successors and terminators in
+   their place), which look at the op's neighbours;
+2. the generated `verify_`, which is `op_def.verify(op)` followed by the op's own
+   `verify_` (if it has one). `OpDef.verify` checks the IRDL constraints (operand and
+   result types, variadic sizes, regions' block counts and entry argument types,
+   the successor count, properties and attributes), then runs the op's traits;
+3. a `VerifyException` from (2) is re-raised through `op.emit_error`.
+
+The IRDL constraints of (2) see only the op's *signature*: its class, its operand
+types, its result types, its properties and attributes, and for each region its block
+count and its entry block's argument types, and its successor count. A constraint is
+a function of attribute values, and two attributes that compare equal have the same
+class and equal parameters, so two ops with equal signatures pass or fail the IRDL
+constraints together. `OpVerifier` remembers the signatures that passed; for an op
+whose signature already passed it runs everything else xDSL runs, in xDSL's order: the
+generic checks, the traits, the op's own `verify_`. The traits and the op's own
+verifier may look at the op's context (parents, defining ops, symbol tables), so they
+always run. An op whose signature is new, or that cannot be split this way, is
+verified by xDSL's own `op.verify`, so its first error is xDSL's, word for word.
+
+Nothing is patched: the parts of the generated `verify_` are read from its closure
+(`irdl_parts`), and an op whose `verify_` does not have the expected shape (a future
+xDSL, a hand-written `verify_`, an unregistered op) simply takes the plain path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.irdl.operations import OpDef, get_accessors_from_op_def
+from xdsl.traits import IsTerminator, NoTerminator, OpTrait
+from xdsl.utils.exceptions import VerifyException
+
+_GENERATED_VERIFY = frozenset(
+    c
+    for c in get_accessors_from_op_def.__code__.co_consts
+    if getattr(c, "co_name", None) == "verify_" and c.co_names == ("verify",)
+)
+"""The code objects of the two `verify_` functions that `irdl_op_definition` generates
+(with and without an op-specific verifier). Their bodies call only `op_def.verify`
+and `custom_verify` (`co_names` is just `verify`)."""
+
+
+@dataclass(frozen=True)
+class IRDLParts:
+    """What an op class's generated `verify_` does: `op_def.verify` of each of
+    `op_defs` in turn (a decorated subclass of a decorated class has two), then
+    `custom` (the class's own `verify_`, or None)."""
+
+    op_defs: tuple[OpDef, ...]
+    custom: Callable[[Operation], None] | None
+
+
+def irdl_parts(cls: type[Operation]) -> IRDLParts | None:
+    """The parts of `cls.verify_` when it is the closure `irdl_op_definition` makes
+    (`op_def.verify(self)` then `custom_verify(self)`, in xDSL's
+    `get_accessors_from_op_def`); None when it is anything else, or when `cls`
+    overrides `Operation.verify`."""
+    if cls.verify is not Operation.verify:
+        return None
+    op_defs: list[OpDef] = []
+    fn: object = cls.verify_
+    while getattr(fn, "__code__", None) in _GENERATED_VERIFY:
+        code = fn.__code__  # type: ignore[attr-defined]
+        cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__)))  # type: ignore[attr-defined]
+        op_def = cells.get("op_def")
+        if type(op_def) is not OpDef:
+            return None
+        op_defs.append(op_def)
+        fn = cells.get("custom_verify")
+        if fn is None:
+            return IRDLParts(tuple(op_defs), None)
+    if not op_defs or not callable(fn):
+        return None
+    return IRDLParts(tuple(op_defs), fn)  # type: ignore[arg-type]
+
+
+def _signature(op: Operation) -> tuple[object, ...]:
+    """Everything `OpDef.verify`'s IRDL constraints read (see the module docstring)."""
+    return (
+        type(op),
+        tuple(v.type for v in op.operands),
+        tuple(r.type for r in op.results),
+        tuple(op.properties.items()),
+        tuple(op.attributes.items()),
+        tuple(
+            (len(r.blocks), None if (b := r.first_block) is None else b.arg_types)
+            for r in op.regions
+        ),
+        len(op.successors),
+    )
+
+
+class OpVerifier:
+    """`verify(op)` does what `op.verify(verify_nested_ops=False)` does, raising the
+    same first error; the IRDL constraints of a signature are checked once per
+    `OpVerifier`. Use one per verification of a module (it holds the signatures)."""
+
+    def __init__(self) -> None:
+        self._passed: set[tuple[object, ...]] = set()
+        self._parts: dict[type[Operation], IRDLParts | None] = {}
+        self._traits: dict[type[Operation], tuple[tuple[OpTrait, ...], bool, bool]] = {}
+
+    def verify(self, op: Operation) -> None:
+        cls = type(op)
+        if cls in self._parts:
+            parts = self._parts[cls]
+        else:
+            parts = self._parts[cls] = irdl_parts(cls)
+        if parts is None:
+            op.verify(verify_nested_ops=False)
+            return
+        try:
+            key = _signature(op)
+            known = key in self._passed
+        except TypeError:  # an attribute that cannot be hashed
+            op.verify(verify_nested_ops=False)
+            return
+        if not known:
+            op.verify(verify_nested_ops=False)
+            self._passed.add(key)
+            return
+        traits, _, _ = self._class_traits(cls, parts)
+        self._generic_checks(op)
+        try:
+            for trait in traits:
+                trait.verify(op)
+            if parts.custom is not None:
+                parts.custom(op)
+        except VerifyException as err:
+            op.emit_error(f"Operation does not verify: {err}", err)
+
+    def _class_traits(
+        self, cls: type[Operation], parts: IRDLParts | None
+    ) -> tuple[tuple[OpTrait, ...], bool, bool]:
+        """The traits `OpDef.verify` runs (in its order), and whether `cls` is a
+        terminator and has `NoTerminator`."""
+        entry = self._traits.get(cls)
+        if entry is None:
+            traits = () if parts is None else tuple(t for d in parts.op_defs for t in d.traits)
+            entry = (traits, cls.has_trait(IsTerminator), cls.has_trait(NoTerminator))
+            self._traits[cls] = entry
+        return entry
+
+    def _generic_checks(self, op: Operation) -> None:
+        """`Operation.verify`'s checks before `verify_` (xDSL 0.75, verbatim in effect),
+        with the class traits looked up once per class."""
+        for operand in op.operands:
+            if isinstance(operand, ErasedSSAValue):
+                raise ValueError("Erased SSA value is used by the operation")
+        parent_block = op.parent
+        parent_region = None if parent_block is None else parent_block.parent
+        if op.successors:
+            if parent_block is None or parent_region is None:
+                raise VerifyException(
+                    f"Operation {op.name} with block successors does not belong to a "
+                    "block or a region"
+                )
+            if parent_block.last_op is not op:
+                raise VerifyException(
+                    f"Operation {op.name} with block successors must terminate its parent block"
+                )
+            for succ in op.successors:
+                if succ.parent != parent_block.parent:
+                    raise VerifyException(
+                        f"Operation {op.name} is branching to a block of a different region"
+                    )
+        if parent_block is not None and parent_region is not None:
+            if parent_block.last_op == op:
+                n_blocks = len(parent_region.blocks)
+                if n_blocks == 1:
+                    parent_op = parent_region.parent
+                    if parent_op is not None and not self._has(parent_op, NoTerminator):
+                        if not self._has(op, IsTerminator):
+                            raise VerifyException(
+                                f"Operation {op.name} terminates block in "
+                                "single-block region but is not a terminator"
+                            )
+                elif n_blocks > 1:
+                    if not self._has(op, IsTerminator):
+                        raise VerifyException(
+                            f"Operation {op.name} terminates block in multi-block "
+                            "region but is not a terminator"
+                        )
+
+    def _has(self, op: Operation, trait: type[OpTrait]) -> bool:
+        """`op.has_trait(trait)` for `IsTerminator` / `NoTerminator`, once per class."""
+        cls = type(op)
+        if cls not in self._parts:
+            self._parts[cls] = irdl_parts(cls)
+        _, terminator, no_terminator = self._class_traits(cls, self._parts[cls])
+        return terminator if trait is IsTerminator else no_terminator
