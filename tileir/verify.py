@@ -50,11 +50,10 @@ and `custom_verify` (`co_names` is just `verify`)."""
 
 @dataclass(frozen=True)
 class IRDLParts:
-    """What an op class's generated `verify_` does: `op_def.verify` of each of
-    `op_defs` in turn (a decorated subclass of a decorated class has two), then
-    `custom` (the class's own `verify_`, or None)."""
+    """What an op class's generated `verify_` does: `op_def.verify(op)`, then
+    `custom(op)` (the class's own `verify_`, or None)."""
 
-    op_defs: tuple[OpDef, ...]
+    op_def: OpDef
     custom: Callable[[Operation], None] | None
 
 
@@ -63,23 +62,18 @@ def irdl_parts(cls: type[Operation]) -> IRDLParts | None:
     (`op_def.verify(self)` then `custom_verify(self)`, in xDSL's
     `get_accessors_from_op_def`); None when it is anything else, or when `cls`
     overrides `Operation.verify`."""
-    if cls.verify is not Operation.verify:
+    fn = cls.verify_
+    code = getattr(fn, "__code__", None)
+    if cls.verify is not Operation.verify or code not in _GENERATED_VERIFY:
         return None
-    op_defs: list[OpDef] = []
-    fn: object = cls.verify_
-    while getattr(fn, "__code__", None) in _GENERATED_VERIFY:
-        code = fn.__code__  # type: ignore[attr-defined]
-        cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__)))  # type: ignore[attr-defined]
-        op_def = cells.get("op_def")
-        if type(op_def) is not OpDef:
-            return None
-        op_defs.append(op_def)
-        fn = cells.get("custom_verify")
-        if fn is None:
-            return IRDLParts(tuple(op_defs), None)
-    if not op_defs or not callable(fn):
+    cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+    op_def = cells.get("op_def")
+    custom = cells.get("custom_verify")
+    if type(op_def) is not OpDef or not (custom is None or callable(custom)):
         return None
-    return IRDLParts(tuple(op_defs), fn)  # type: ignore[arg-type]
+    if getattr(custom, "__code__", None) in _GENERATED_VERIFY:
+        return None  # a generated verifier of another definition: keep xDSL's path
+    return IRDLParts(op_def, custom)
 
 
 def _signature(op: Operation) -> tuple[object, ...]:
@@ -144,7 +138,7 @@ class OpVerifier:
         terminator and has `NoTerminator`."""
         entry = self._traits.get(cls)
         if entry is None:
-            traits = () if parts is None else tuple(t for d in parts.op_defs for t in d.traits)
+            traits = () if parts is None else tuple(parts.op_def.traits)
             entry = (traits, cls.has_trait(IsTerminator), cls.has_trait(NoTerminator))
             self._traits[cls] = entry
         return entry

@@ -1,0 +1,255 @@
+"""`tileir.verify.OpVerifier` (what `verify_located` runs) against xDSL's own
+`op.verify(verify_nested_ops=False)`: the same op fails first, with the same message,
+whatever valid ops of the same class and signature were verified before it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import (
+    I64,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    operand_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.irdl.operations import OpDef
+from xdsl.parser import Parser
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tileir.diagnostics import TileirError, verify_located
+from tileir.dialect import pto
+from tileir.ir import make_context
+from tileir.verify import OpVerifier, irdl_parts
+
+BASE = """
+pto.kernel @k(%x: memref<16x64xf32>, %o: memref<16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c12 = arith.constant 12 : index
+  %t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>
+}
+"""
+
+
+def _module() -> tuple[ModuleOp, Block, dict[str, SSAValue]]:
+    """The kernel above, parsed without verification, its body, and its values by name
+    (`_add` puts an op before the body's `pto.yield`)."""
+    module = Parser(make_context(), BASE).parse_module()
+    kernel = next(op for op in module.walk() if isinstance(op, pto.KernelOp))
+    block = kernel.body.block
+    names = ["c0", "c1", "c2", "c12", "t"]
+    values: dict[str, SSAValue] = {"x": block.args[0], "o": block.args[1]}
+    values.update(zip(names, (op.results[0] for op in block.ops)))
+    return module, block, values
+
+
+T8 = TensorType(f32, [8, 64])
+SUM_T = TensorType(f32, [8, 1])
+
+
+def _exp(v: dict[str, SSAValue], arg: str = "t", result: object = T8) -> Operation:
+    return pto.ExpOp.create(operands=[v[arg]], result_types=[result])
+
+
+def _sum(v: dict[str, SSAValue], **props: object) -> Operation:
+    """`pto.sum %t, <dim> keepdim` with the properties `props` besides `keepdim`."""
+    props = {"keepdim": UnitAttr(), **props}
+    return pto.SumOp.create(operands=[v["t"]], result_types=[SUM_T], properties=props)
+
+
+def _view(v: dict[str, SSAValue], row: str) -> Operation:
+    """`pto.view %x[%row, 0] -> tensor<8x64xf32>`: the signature does not hold the row."""
+    return pto.ViewOp(v["x"], [v[row], 0], T8)
+
+
+def _loop(v: dict[str, SSAValue], *arg_types: object, blocks: int = 1) -> Operation:
+    body = Region([Block([pto.YieldOp()], arg_types=arg_types) for _ in range(blocks)])
+    return pto.LoopOp.create(operands=[v["c0"], v["c2"], v["c1"]], regions=[body])
+
+
+@irdl_op_definition
+class TaggedOp(IRDLOperation):
+    """A test op with an attribute constraint and a verifier of its own."""
+
+    name = "test.tagged"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    tag = attr_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        if self.tag.value.data < 0:
+            raise VerifyException("'test.tagged' tag is negative")
+
+
+@irdl_op_definition
+class HolderOp(IRDLOperation):
+    """A test op with a region and no traits (nothing checks its terminator)."""
+
+    name = "test.holder"
+    body = region_def()
+
+
+def _tagged(v: dict[str, SSAValue], tag: object, result: object = T8) -> Operation:
+    return TaggedOp.create(operands=[v["t"]], result_types=[result], attributes={"tag": tag})
+
+
+Build = Callable[[dict[str, SSAValue]], Operation]
+
+CASES: dict[str, tuple[Build, Build]] = {
+    # (a valid op, an op of the same class that breaks one rule)
+    "operand-type": (_exp, lambda v: _exp(v, arg="x")),
+    "result-type": (_exp, lambda v: _exp(v, result=MemRefType(f32, [8, 64]))),
+    "result-shape (op verifier)": (_exp, lambda v: _exp(v, result=TensorType(f32, [4, 64]))),
+    "operand-count": (
+        _exp,
+        lambda v: pto.ExpOp.create(operands=[v["t"], v["t"]], result_types=[T8]),
+    ),
+    "missing-property": (lambda v: _sum(v, dim=IntegerAttr(1, i64)), lambda v: _sum(v)),
+    "property-type": (
+        lambda v: _sum(v, dim=IntegerAttr(1, i64)),
+        lambda v: _sum(v, dim=IntegerAttr(1, i32)),
+    ),
+    "property-kind": (
+        lambda v: _sum(v, dim=IntegerAttr(1, i64)),
+        lambda v: _sum(v, dim=StringAttr("1")),
+    ),
+    "undefined-property": (
+        lambda v: _sum(v, dim=IntegerAttr(1, i64)),
+        lambda v: _sum(v, dim=IntegerAttr(1, i64), extra=StringAttr("x")),
+    ),
+    "property-value (op verifier)": (
+        lambda v: _sum(v, dim=IntegerAttr(1, i64)),
+        lambda v: _sum(v, dim=IntegerAttr(5, i64)),
+    ),
+    "attribute-type": (
+        lambda v: _tagged(v, IntegerAttr(1, i64)),
+        lambda v: _tagged(v, IntegerAttr(1, i32)),
+    ),
+    "attribute-kind": (
+        lambda v: _tagged(v, IntegerAttr(1, i64)),
+        lambda v: _tagged(v, FloatAttr(1.0, f32)),
+    ),
+    "attribute-value (op verifier)": (
+        lambda v: _tagged(v, IntegerAttr(1, i64)),
+        lambda v: _tagged(v, IntegerAttr(-1, i64)),
+    ),
+    "region-block-count": (
+        lambda v: _loop(v, IndexType()),
+        lambda v: _loop(v, IndexType(), blocks=2),
+    ),
+    "region-entry-args": (lambda v: _loop(v, IndexType()), lambda v: _loop(v, f32)),
+    "region-block-count (no blocks)": (
+        lambda v: _loop(v, IndexType()),
+        lambda v: _loop(v, IndexType(), blocks=0),
+    ),
+    "defining-op (same signature)": (lambda v: _view(v, "c0"), lambda v: _view(v, "c12")),
+}
+
+
+def _add(block: Block, op: Operation) -> Operation:
+    terminator = block.last_op
+    assert isinstance(terminator, pto.YieldOp)
+    block.insert_op_before(op, terminator)
+    return op
+
+
+def _first_failure(module: ModuleOp, verify: Callable[[Operation], None]) -> object:
+    for op in module.walk():
+        try:
+            verify(op)
+        except (VerifyException, ValueError) as e:
+            return op, type(e), str(e)
+    return None
+
+
+def _reference(op: Operation) -> None:
+    op.verify(verify_nested_ops=False)
+
+
+@pytest.mark.parametrize("order", ["valid-first", "invalid-alone", "invalid-first"])
+@pytest.mark.parametrize("case", CASES)
+def test_fast_verifier_fails_exactly_where_xdsl_fails(case: str, order: str) -> None:
+    valid, invalid = CASES[case]
+    module, block, values = _module()
+    builds = {
+        "valid-first": [valid, valid, invalid, valid],
+        "invalid-alone": [invalid],
+        "invalid-first": [invalid, valid],
+    }[order]
+    ops = [_add(block, build(values)) for build in builds]
+    expected = _first_failure(module, _reference)
+    assert expected is not None, "the case must break a rule xDSL checks"
+    assert expected[0] is ops[builds.index(invalid)]
+    assert _first_failure(module, OpVerifier().verify) == expected
+    with pytest.raises(TileirError) as info:
+        verify_located(module)
+    assert str(info.value).endswith(f"error: {expected[2]}")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_valid_ops_pass_both_verifiers(case: str) -> None:
+    module, block, values = _module()
+    for _ in range(3):
+        _add(block, CASES[case][0](values))
+    assert _first_failure(module, _reference) is None
+    assert _first_failure(module, OpVerifier().verify) is None
+
+
+def test_terminator_misplaced_after_a_valid_signature() -> None:
+    """The generic checks run for a remembered signature: a `pto.exp` that ends the one
+    block of a region is not a terminator."""
+    module, block, values = _module()
+    _add(block, _exp(values))
+    _add(block, HolderOp.create(regions=[Region(Block([_exp(values)]))]))
+    expected = _first_failure(module, _reference)
+    assert expected is not None and "is not a terminator" in str(expected[2])
+    assert _first_failure(module, OpVerifier().verify) == expected
+
+
+def test_the_irdl_check_runs_once_per_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path is taken for pto ops: a future xDSL whose generated `verify_` has
+    another shape would fail here rather than make verification silently slow."""
+    for cls in (pto.ExpOp, pto.SumOp, pto.ViewOp, pto.LoopOp, pto.KernelOp, ConstantOp):
+        parts = irdl_parts(cls)
+        assert parts is not None and parts.op_def is cls.get_irdl_definition()
+    tagged = irdl_parts(TaggedOp)
+    assert tagged is not None and getattr(tagged.custom, "__name__", None) == "verify_"
+
+    module, block, values = _module()
+    for _ in range(50):
+        _add(block, _exp(values))
+        _add(block, _view(values, "c0"))
+    calls: list[str] = []
+    original = OpDef.verify
+
+    def counting(self: OpDef, op: Operation) -> None:
+        calls.append(op.name)
+        original(self, op)
+
+    monkeypatch.setattr(OpDef, "verify", counting)
+    verify_located(module)
+    assert calls.count("pto.exp") == 1
+    assert calls.count("pto.view") == 2  # the two `pto.view` signatures of BASE and above
