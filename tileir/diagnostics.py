@@ -19,7 +19,7 @@ from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from tileir.verify import OpVerifier
+from tileir.verify import OpVerifier, ops_in
 
 
 class TileirError(DiagnosticException):
@@ -118,7 +118,10 @@ def verify_located(module: Operation, context: str = "") -> None:
         )
     verifier = OpVerifier()
     symbol_table: dict[type[Operation], bool] = {}
-    for op in module.walk():
+    ops = [module]
+    for region in module.regions:
+        ops_in(region, ops)
+    for op in ops:
         cls = type(op)
         is_table = symbol_table.get(cls)
         if is_table is None:

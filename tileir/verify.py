@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.ir import ErasedSSAValue, Operation, Region
 from xdsl.irdl.operations import OpDef, get_accessors_from_op_def
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
@@ -46,6 +46,24 @@ _GENERATED_VERIFY = frozenset(
 """The code objects of the two `verify_` functions that `irdl_op_definition` generates
 (with and without an op-specific verifier). Their bodies call only `op_def.verify`
 and `custom_verify` (`co_names` is just `verify`)."""
+
+
+def ops_in(region: Region, out: list[Operation] | None = None) -> list[Operation]:
+    """The ops of `region` in the order `region.walk()` yields them (each op before the
+    ops of its regions), appended to `out`. Following the ops' links is several times
+    faster than xDSL's nested generators; the recursion is as deep as the regions nest."""
+    if out is None:
+        out = []
+    block = region.first_block
+    while block is not None:
+        op = block.first_op
+        while op is not None:
+            out.append(op)
+            for inner in op.regions:
+                ops_in(inner, out)
+            op = op.next_op
+        block = block.next_block
+    return out
 
 
 @dataclass(frozen=True)

@@ -43,18 +43,21 @@ TileOrScalar = base(TensorType) | ScalarType
 # --------------------------------------------------------------------------- helpers
 
 
+_SHAPED = (TensorType, MemRefType)
+
+
 def _shape(t: Attribute) -> tuple[int, ...]:
-    assert isinstance(t, TensorType | MemRefType)
-    return tuple(t.get_shape())
+    assert isinstance(t, _SHAPED)
+    return t.get_shape()
 
 
 def _elem(t: Attribute) -> Attribute:
-    assert isinstance(t, TensorType | MemRefType)
+    assert isinstance(t, _SHAPED)
     return t.get_element_type()
 
 
 def _check_element_type(op: Operation, t: Attribute, what: str) -> None:
-    if isinstance(t, TensorType | MemRefType) and not is_element_type(_elem(t)):
+    if isinstance(t, _SHAPED) and not is_element_type(t.get_element_type()):
         names = ", ".join(e.short for e in ELEMENT_TYPES)
         raise VerifyException(
             f"'{op.name}' {what} has element type {_elem(t)}, which PyPTO does not "

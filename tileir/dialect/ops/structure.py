@@ -72,6 +72,7 @@ from tileir.dialect.ops.base import (
     verify_dims,
     verify_tile_shape,
 )
+from tileir.verify import ops_in
 
 
 def nesting_error(root: Operation) -> tuple[Operation, int] | None:
@@ -638,7 +639,7 @@ def _verify_no_unit_crossing(stage: StageOp) -> None:
     # Values made inside the stage before their use (all of them in SSA form) are
     # known without walking up from their owner; any other goes the long way.
     made_inside: set[SSAValue] = set()
-    for op in stage.body.walk():
+    for op in ops_in(stage.body):
         made_inside.update(op.results)
         if isinstance(op, TransferOp):
             continue
