@@ -110,6 +110,29 @@ def _signature(op: Operation) -> tuple[object, ...]:
     )
 
 
+@dataclass(frozen=True)
+class _ClassInfo:
+    """What `OpVerifier` looks up once per op class."""
+
+    parts: IRDLParts | None
+    traits: tuple[OpTrait, ...]
+    """The traits whose `verify` does something, in the order `OpDef.verify` runs
+    them (a trait that keeps `OpTrait.verify`, which does nothing, is left out)."""
+    terminator: bool
+    no_terminator: bool
+
+
+def _class_info(cls: type[Operation]) -> _ClassInfo:
+    parts = irdl_parts(cls)
+    traits = () if parts is None else tuple(parts.op_def.traits)
+    return _ClassInfo(
+        parts,
+        tuple(t for t in traits if type(t).verify is not OpTrait.verify),
+        cls.has_trait(IsTerminator),
+        cls.has_trait(NoTerminator),
+    )
+
+
 class OpVerifier:
     """`verify(op)` does what `op.verify(verify_nested_ops=False)` does, raising the
     same first error; the IRDL constraints of a signature are checked once per
@@ -117,15 +140,17 @@ class OpVerifier:
 
     def __init__(self) -> None:
         self._passed: set[tuple[object, ...]] = set()
-        self._parts: dict[type[Operation], IRDLParts | None] = {}
-        self._traits: dict[type[Operation], tuple[tuple[OpTrait, ...], bool, bool]] = {}
+        self._info: dict[type[Operation], _ClassInfo] = {}
+
+    def _class(self, cls: type[Operation]) -> _ClassInfo:
+        info = self._info.get(cls)
+        if info is None:
+            info = self._info[cls] = _class_info(cls)
+        return info
 
     def verify(self, op: Operation) -> None:
-        cls = type(op)
-        if cls in self._parts:
-            parts = self._parts[cls]
-        else:
-            parts = self._parts[cls] = irdl_parts(cls)
+        info = self._class(type(op))
+        parts = info.parts
         if parts is None:
             op.verify(verify_nested_ops=False)
             return
@@ -139,29 +164,16 @@ class OpVerifier:
             op.verify(verify_nested_ops=False)
             self._passed.add(key)
             return
-        traits, _, _ = self._class_traits(cls, parts)
-        self._generic_checks(op)
+        self._generic_checks(op, info)
         try:
-            for trait in traits:
+            for trait in info.traits:
                 trait.verify(op)
             if parts.custom is not None:
                 parts.custom(op)
         except VerifyException as err:
             op.emit_error(f"Operation does not verify: {err}", err)
 
-    def _class_traits(
-        self, cls: type[Operation], parts: IRDLParts | None
-    ) -> tuple[tuple[OpTrait, ...], bool, bool]:
-        """The traits `OpDef.verify` runs (in its order), and whether `cls` is a
-        terminator and has `NoTerminator`."""
-        entry = self._traits.get(cls)
-        if entry is None:
-            traits = () if parts is None else tuple(parts.op_def.traits)
-            entry = (traits, cls.has_trait(IsTerminator), cls.has_trait(NoTerminator))
-            self._traits[cls] = entry
-        return entry
-
-    def _generic_checks(self, op: Operation) -> None:
+    def _generic_checks(self, op: Operation, info: _ClassInfo) -> None:
         """`Operation.verify`'s checks before `verify_` (xDSL 0.75, verbatim in effect),
         with the class traits looked up once per class."""
         for operand in op.operands:
@@ -185,27 +197,17 @@ class OpVerifier:
                         f"Operation {op.name} is branching to a block of a different region"
                     )
         if parent_block is not None and parent_region is not None:
-            if parent_block.last_op == op:
-                n_blocks = len(parent_region.blocks)
-                if n_blocks == 1:
+            if parent_block.last_op is op:
+                if parent_region.first_block is parent_region.last_block:  # one block
                     parent_op = parent_region.parent
-                    if parent_op is not None and not self._has(parent_op, NoTerminator):
-                        if not self._has(op, IsTerminator):
+                    if parent_op is not None and not self._class(type(parent_op)).no_terminator:
+                        if not info.terminator:
                             raise VerifyException(
                                 f"Operation {op.name} terminates block in "
                                 "single-block region but is not a terminator"
                             )
-                elif n_blocks > 1:
-                    if not self._has(op, IsTerminator):
-                        raise VerifyException(
-                            f"Operation {op.name} terminates block in multi-block "
-                            "region but is not a terminator"
-                        )
-
-    def _has(self, op: Operation, trait: type[OpTrait]) -> bool:
-        """`op.has_trait(trait)` for `IsTerminator` / `NoTerminator`, once per class."""
-        cls = type(op)
-        if cls not in self._parts:
-            self._parts[cls] = irdl_parts(cls)
-        _, terminator, no_terminator = self._class_traits(cls, self._parts[cls])
-        return terminator if trait is IsTerminator else no_terminator
+                elif not info.terminator:  # more than one block
+                    raise VerifyException(
+                        f"Operation {op.name} terminates block in multi-block "
+                        "region but is not a terminator"
+                    )

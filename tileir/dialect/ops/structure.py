@@ -84,12 +84,53 @@ def nesting_error(root: Operation) -> tuple[Operation, int] | None:
         if depth > MAX_NESTING:
             return op, depth
         for region in op.regions:
-            for block in region.blocks:
-                stack.extend((child, depth + 1) for child in block.ops if child.regions)
+            block = region.first_block
+            while block is not None:
+                child = block.first_op
+                while child is not None:
+                    if child.regions:
+                        stack.append((child, depth + 1))
+                    child = child.next_op
+                block = block.next_block
     return None
 
 
 # --------------------------------------------------------------------------- kernel
+
+
+class _IsolatedFromAbove(IsolatedFromAbove):
+    """xDSL's `IsolatedFromAbove`, checked the same way (regions in the same order, the
+    same first error) but faster on a large kernel: xDSL walks up the parents from
+    every operand's owner. Here the values defined inside (the block arguments and the
+    results met so far) are kept in a set; an operand in it is inside, and any other
+    operand is checked as xDSL checks it."""
+
+    def verify(self, op: Operation) -> None:
+        inside: set[SSAValue] = set()
+        isolated: dict[type[Operation], bool] = {}
+        regions: list[Region] = list(op.regions)
+        while regions:
+            region = regions.pop()
+            for block in region.blocks:
+                inside.update(block.args)
+                child_op = block.first_op
+                while child_op is not None:
+                    for operand in child_op.operands:
+                        if operand in inside:
+                            continue
+                        if not op.is_ancestor(operand.owner) or operand.owner is op:
+                            raise VerifyException(
+                                "Operation using value defined out of its "
+                                f"IsolatedFromAbove parent: {child_op}"
+                            )
+                    inside.update(child_op.results)
+                    cls = type(child_op)
+                    nested = isolated.get(cls)
+                    if nested is None:
+                        nested = isolated[cls] = cls.has_trait(IsolatedFromAbove)
+                    if not nested:
+                        regions += child_op.regions
+                    child_op = child_op.next_op
 
 
 @irdl_op_definition
@@ -131,7 +172,7 @@ class KernelOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(
         SymbolOpInterface(),
-        IsolatedFromAbove(),
+        _IsolatedFromAbove(),
         SingleBlockImplicitTerminator(YieldOp),
     )
 
