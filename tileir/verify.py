@@ -16,12 +16,16 @@ types, its result types, its properties and attributes, and for each region its 
 count and its entry block's argument types, and its successor count. A constraint is
 a function of attribute values, and two attributes that compare equal have the same
 class and equal parameters, so two ops with equal signatures pass or fail the IRDL
-constraints together. `OpVerifier` remembers the signatures that passed; for an op
-whose signature already passed it runs everything else xDSL runs, in xDSL's order: the
-generic checks, the traits, the op's own `verify_`. The traits and the op's own
-verifier may look at the op's context (parents, defining ops, symbol tables), so they
-always run. An op whose signature is new, or that cannot be split this way, is
-verified by xDSL's own `op.verify`, so its first error is xDSL's, word for word.
+constraints together (`OpVerifier` writes each attribute of a signature as a number
+per distinct value, so that looking a signature up compares small tuples of ints).
+`OpVerifier` remembers the signatures that passed; for an op whose signature already
+passed it runs everything else xDSL runs, in xDSL's order: the generic checks (a copy
+of xDSL 0.75's, tests/dialect/test_fast_verify.py compares them), the traits (except
+those that keep `OpTrait.verify`, which does nothing), the op's own `verify_`, with
+(3)'s re-raise. The traits and the op's own verifier may look at the op's context
+(parents, defining ops, symbol tables), so they always run. An op whose signature is
+new, or that cannot be split this way, is verified by xDSL's own `op.verify`, so its
+first error is xDSL's, word for word.
 
 Nothing is patched: the parts of the generated `verify_` are read from its closure
 (`irdl_parts`), and an op whose `verify_` does not have the expected shape (a future
@@ -33,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.ir import ErasedSSAValue, Operation, Region
+from xdsl.ir import Attribute, ErasedSSAValue, Operation, Region
 from xdsl.irdl.operations import OpDef, get_accessors_from_op_def
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
@@ -94,22 +98,6 @@ def irdl_parts(cls: type[Operation]) -> IRDLParts | None:
     return IRDLParts(op_def, custom)
 
 
-def _signature(op: Operation) -> tuple[object, ...]:
-    """Everything `OpDef.verify`'s IRDL constraints read (see the module docstring)."""
-    return (
-        type(op),
-        tuple(v.type for v in op.operands),
-        tuple(r.type for r in op.results),
-        tuple(op.properties.items()),
-        tuple(op.attributes.items()),
-        tuple(
-            (len(r.blocks), None if (b := r.first_block) is None else b.arg_types)
-            for r in op.regions
-        ),
-        len(op.successors),
-    )
-
-
 @dataclass(frozen=True)
 class _ClassInfo:
     """What `OpVerifier` looks up once per op class."""
@@ -141,6 +129,46 @@ class OpVerifier:
     def __init__(self) -> None:
         self._passed: set[tuple[object, ...]] = set()
         self._info: dict[type[Operation], _ClassInfo] = {}
+        self._codes: dict[Attribute, int] = {}
+        self._seen: dict[int, tuple[Attribute, int]] = {}
+
+    def _code(self, attr: Attribute) -> int:
+        """A number per distinct attribute value: equal attributes get the same number,
+        unequal ones different numbers. An attribute object met before is found by
+        its identity (an operand's type is the object its defining op's result has),
+        without hashing its parameters again; `_seen` keeps each object alive, so its
+        `id` is not reused while this verifier lives."""
+        seen = self._seen.get(id(attr))
+        if seen is not None and seen[0] is attr:
+            return seen[1]
+        code = self._codes.setdefault(attr, len(self._codes))
+        self._seen[id(attr)] = (attr, code)
+        return code
+
+    def _signature(self, op: Operation) -> tuple[object, ...]:
+        """Everything `OpDef.verify`'s IRDL constraints read (see the module
+        docstring), each attribute as its `_code`."""
+        code = self._code
+        regions = op.regions
+        return (
+            type(op),
+            tuple([code(v.type) for v in op.operands]),
+            tuple([code(r.type) for r in op.results]),
+            tuple([(k, code(a)) for k, a in op.properties.items()]),
+            tuple([(k, code(a)) for k, a in op.attributes.items()]),
+            tuple(
+                [
+                    (
+                        len(r.blocks),
+                        None if (b := r.first_block) is None else tuple(map(code, b.arg_types)),
+                    )
+                    for r in regions
+                ]
+            )
+            if regions
+            else (),
+            len(op.successors),
+        )
 
     def _class(self, cls: type[Operation]) -> _ClassInfo:
         info = self._info.get(cls)
@@ -155,7 +183,7 @@ class OpVerifier:
             op.verify(verify_nested_ops=False)
             return
         try:
-            key = _signature(op)
+            key = self._signature(op)
             known = key in self._passed
         except TypeError:  # an attribute that cannot be hashed
             op.verify(verify_nested_ops=False)

@@ -253,3 +253,84 @@ def test_the_irdl_check_runs_once_per_signature(monkeypatch: pytest.MonkeyPatch)
     verify_located(module)
     assert calls.count("pto.exp") == 1
     assert calls.count("pto.view") == 2  # the two `pto.view` signatures of BASE and above
+
+
+ISOLATION = {
+    "valid": "",
+    "outer value in a loop": (
+        "pto.loop %i = %c0 to %c2 step %c1 {\n"
+        "  %u = pto.exp %t : tensor<8x64xf32>\n"
+        "  %v = arith.addi %outer, %i : index\n"
+        "}"
+    ),
+    "outer value at the top": "%v = arith.addi %outer, %c1 : index",
+    "outer value in two loops": (
+        "pto.loop %i = %c0 to %c2 step %c1 {\n"
+        "  %a = arith.addi %outer, %i : index\n"
+        "}\n"
+        "pto.loop %j = %c0 to %c2 step %c1 {\n"
+        "  %b = arith.muli %outer, %j : index\n"
+        "}"
+    ),
+    "two outer uses": (
+        "pto.loop %i = %c0 to %c2 step %c1 {\n"
+        "  %v = arith.addi %outer, %i : index\n"
+        "}\n"
+        "%w = arith.addi %outer, %c2 : index"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ISOLATION)
+def test_kernel_isolation_matches_xdsl_trait(case: str) -> None:
+    """pto.kernel's IsolatedFromAbove check raises what xDSL's trait raises."""
+    from xdsl.traits import IsolatedFromAbove
+
+    text = BASE.replace(
+        "pto.kernel @k",
+        "%outer = arith.constant 7 : index\npto.kernel @k",
+    ).replace("-> tensor<8x64xf32>\n}", "-> tensor<8x64xf32>\n" + ISOLATION[case] + "\n}")
+    module = Parser(make_context(), text).parse_module()
+    kernel = next(op for op in module.walk() if isinstance(op, pto.KernelOp))
+
+    def outcome(check: Callable[[Operation], None]) -> str | None:
+        try:
+            check(kernel)
+        except VerifyException as e:
+            return str(e)
+        return None
+
+    ours = [t for t in pto.KernelOp.traits if isinstance(t, IsolatedFromAbove)]
+    assert len(ours) == 1 and type(ours[0]) is not IsolatedFromAbove
+    expected = outcome(IsolatedFromAbove().verify)
+    assert outcome(ours[0].verify) == expected
+    assert (expected is None) == (case == "valid")
+    if expected is not None:
+        assert "%outer" in expected  # xDSL names the first op using it
+
+
+@pytest.mark.parametrize(
+    ("shape", "message"),
+    [
+        ([8, 64], None),
+        ([pto.DYNAMIC_INDEX, 64], None),
+        ([2**31 - 1], None),
+        ([], "'pto.exp' result has rank 0; PyPTO tiles have 1 to 4 dims"),
+        ([1, 1, 1, 1, 8], "'pto.exp' result has rank 5; PyPTO tiles have 1 to 4 dims"),
+        ([8, 0], "'pto.exp' result [8, 0] has a dim <= 0"),
+        ([2**31, 4], "'pto.exp' result has size 2147483648 in dim 0; sizes must be in 1.."),
+    ],
+)
+def test_tile_results_trait(shape: list[int], message: str | None) -> None:
+    """The trait's quick test for common tiles lets through exactly what the full
+    checks let through."""
+    from tileir.dialect.ops.base import TileResults
+
+    _, _, values = _module()
+    op = pto.ExpOp.create(operands=[values["t"]], result_types=[TensorType(f32, shape)])
+    if message is None:
+        TileResults().verify(op)
+    else:
+        with pytest.raises(VerifyException) as info:
+            TileResults().verify(op)
+        assert str(info.value).startswith(message)

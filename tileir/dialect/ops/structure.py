@@ -678,14 +678,15 @@ def _verify_no_unit_crossing(stage: StageOp) -> None:
     Vector and Cube cores share no registers, only buffers."""
     unit = stage.unit.data.value
     # Values made inside the stage before their use (all of them in SSA form) are
-    # known without walking up from their owner; any other goes the long way.
-    made_inside: set[SSAValue] = set()
+    # known without walking up from their owner; any other goes the long way. They
+    # are kept by `id` (hashing an SSA value calls Python code); the ops hold them.
+    made_inside: set[int] = set()
     for op in ops_in(stage.body):
-        made_inside.update(op.results)
+        made_inside.update(map(id, op.results))
         if isinstance(op, TransferOp):
             continue
         for operand in op.operands:
-            if operand in made_inside or not isinstance(operand.type, TensorType):
+            if id(operand) in made_inside or not isinstance(operand.type, TensorType):
                 continue
             owner = operand.owner
             owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
