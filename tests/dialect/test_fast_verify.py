@@ -25,7 +25,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    RangeOf,
     attr_def,
+    base,
     irdl_op_definition,
     operand_def,
     region_def,
@@ -112,6 +114,18 @@ class HolderOp(IRDLOperation):
     body = region_def()
 
 
+@irdl_op_definition
+class IndexedOp(IRDLOperation):
+    """A test op whose region's entry block takes only `index` arguments."""
+
+    name = "test.indexed"
+    body = region_def(entry_args=RangeOf(base(IndexType)))
+
+
+def _indexed(*arg_types: object) -> Operation:
+    return IndexedOp.create(regions=[Region(Block(arg_types=arg_types))])
+
+
 def _tagged(v: dict[str, SSAValue], tag: object, result: object = T8) -> Operation:
     return TaggedOp.create(operands=[v["t"]], result_types=[result], attributes={"tag": tag})
 
@@ -160,7 +174,14 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda v: _loop(v, IndexType()),
         lambda v: _loop(v, IndexType(), blocks=2),
     ),
-    "region-entry-args": (lambda v: _loop(v, IndexType()), lambda v: _loop(v, f32)),
+    "region-entry-args (op verifier)": (
+        lambda v: _loop(v, IndexType()),
+        lambda v: _loop(v, f32),
+    ),
+    "region-entry-args": (
+        lambda v: _indexed(IndexType(), IndexType()),
+        lambda v: _indexed(IndexType(), f32),
+    ),
     "region-block-count (no blocks)": (
         lambda v: _loop(v, IndexType()),
         lambda v: _loop(v, IndexType(), blocks=0),
