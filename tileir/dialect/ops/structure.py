@@ -102,28 +102,29 @@ class _IsolatedFromAbove(IsolatedFromAbove):
     """xDSL's `IsolatedFromAbove`, checked the same way (regions in the same order, the
     same first error) but faster on a large kernel: xDSL walks up the parents from
     every operand's owner. Here the values defined inside (the block arguments and the
-    results met so far) are kept in a set; an operand in it is inside, and any other
-    operand is checked as xDSL checks it."""
+    results met so far) are kept in a set (by `id`, as `SSAValue.__hash__` does, without
+    calling Python code; the IR holds the values); an operand in it is inside, and any
+    other operand is checked as xDSL checks it."""
 
     def verify(self, op: Operation) -> None:
-        inside: set[SSAValue] = set()
+        inside: set[int] = set()
         isolated: dict[type[Operation], bool] = {}
         regions: list[Region] = list(op.regions)
         while regions:
             region = regions.pop()
             for block in region.blocks:
-                inside.update(block.args)
+                inside.update(map(id, block.args))
                 child_op = block.first_op
                 while child_op is not None:
                     for operand in child_op.operands:
-                        if operand in inside:
+                        if id(operand) in inside:
                             continue
                         if not op.is_ancestor(operand.owner) or operand.owner is op:
                             raise VerifyException(
                                 "Operation using value defined out of its "
                                 f"IsolatedFromAbove parent: {child_op}"
                             )
-                    inside.update(child_op.results)
+                    inside.update(map(id, child_op.results))
                     cls = type(child_op)
                     nested = isolated.get(cls)
                     if nested is None:
