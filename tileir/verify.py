@@ -147,28 +147,36 @@ class OpVerifier:
 
     def _signature(self, op: Operation) -> tuple[object, ...]:
         """Everything `OpDef.verify`'s IRDL constraints read (see the module
-        docstring), each attribute as its `_code`."""
-        code = self._code
-        regions = op.regions
-        return (
-            type(op),
-            tuple([code(v.type) for v in op.operands]),
-            tuple([code(r.type) for r in op.results]),
-            tuple([(k, code(a)) for k, a in op.properties.items()]),
-            tuple([(k, code(a)) for k, a in op.attributes.items()]),
-            tuple(
-                [
-                    (
-                        len(r.blocks),
-                        None if (b := r.first_block) is None else tuple(map(code, b.arg_types)),
-                    )
-                    for r in regions
-                ]
-            )
-            if regions
-            else (),
-            len(op.successors),
-        )
+        docstring), each attribute as its `_code`, flat: every list is preceded by its
+        length, so that two signatures are equal exactly when all their parts are."""
+        code, seen = self._code, self._seen
+        operands, results = op.operands, op.results
+        key: list[object] = [type(op), len(operands)]
+        for value in operands:
+            t = value.type
+            hit = seen.get(id(t))  # `_code`'s first step, inline for the common case
+            key.append(hit[1] if hit is not None and hit[0] is t else code(t))
+        key.append(len(results))
+        for value in results:
+            t = value.type
+            hit = seen.get(id(t))
+            key.append(hit[1] if hit is not None and hit[0] is t else code(t))
+        for attrs in (op.properties, op.attributes):
+            key.append(len(attrs))
+            for name, attr in attrs.items():
+                key.append(name)
+                key.append(code(attr))
+        key.append(len(op.regions))
+        for region in op.regions:
+            block = region.first_block
+            if block is None:
+                key.append(-1)  # no blocks (xDSL checks no entry arguments)
+            else:
+                key.append(len(region.blocks))
+                key.append(len(block.args))
+                key.extend(map(code, block.arg_types))
+        key.append(len(op.successors))
+        return tuple(key)
 
     def _class(self, cls: type[Operation]) -> _ClassInfo:
         info = self._info.get(cls)
