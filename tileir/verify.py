@@ -185,7 +185,7 @@ class OpVerifier:
         return info
 
     def verify(self, op: Operation) -> None:
-        info = self._class(type(op))
+        info = self._info.get(type(op)) or self._class(type(op))
         parts = info.parts
         if parts is None:
             op.verify(verify_nested_ops=False)

@@ -147,10 +147,11 @@ class UnaryOp(TileOp):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
 
     def verify_(self) -> None:
-        if self.input.type != self.result.type:
+        t = self.input.type
+        if t != self.result.type:
             raise VerifyException(f"'{self.name}' result type must equal the operand type")
-        _check_element_type(self, self.input.type, "operand")
-        _check_kind(self, self.input.type, self.ELEMENT_KINDS, "operand")
+        _check_element_type(self, t, "operand")
+        _check_kind(self, t, self.ELEMENT_KINDS, "operand")
 
 
 PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")

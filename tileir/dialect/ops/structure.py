@@ -576,9 +576,10 @@ class StageOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if self.tile_shape is not None:
-            verify_tile_shape(self, self.tile_shape.get_values(), "tile_shape")
-        if self.cube_tile is not None and len(self.cube_tile.get_values()) != 6:
+        tile_shape, cube_tile = self.tile_shape, self.cube_tile
+        if tile_shape is not None:
+            verify_tile_shape(self, tile_shape.get_values(), "tile_shape")
+        if cube_tile is not None and len(cube_tile.get_values()) != 6:
             raise VerifyException("'pto.stage' cube tile must hold 6 values: m, k, n pairs")
         term = self.body.block.last_op
         if isinstance(term, YieldOp):
@@ -615,22 +616,22 @@ class TransferOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        units = (self.src_unit.data.value, self.dst_unit.data.value)
+        src, dst = units = (self.src_unit.data.value, self.dst_unit.data.value)
         if set(units) != set(UNITS):
             raise VerifyException(
-                f"'pto.transfer' goes from one unit to the other, not {units[0]!r} -> {units[1]!r}"
+                f"'pto.transfer' goes from one unit to the other, not {src!r} -> {dst!r}"
             )
-        if self.input.type != self.result.type:
+        value = self.input
+        if value.type != self.result.type:
             raise VerifyException("'pto.transfer' result type must equal the input type")
-        for produced_on in producing_units(self.input) - {self.src_unit.data.value}:
+        for produced_on in producing_units(value) - {src}:
             raise VerifyException(
-                f"'pto.transfer' from {self.src_unit.data.value!r} takes a tile computed on the "
-                f"{produced_on!r} unit"
+                f"'pto.transfer' from {src!r} takes a tile computed on the {produced_on!r} unit"
             )
         stage = _enclosing_stage(self)
-        if stage is not None and stage.unit.data.value != self.dst_unit.data.value:
+        if stage is not None and stage.unit.data.value != dst:
             raise VerifyException(
-                f"'pto.transfer' to {self.dst_unit.data.value!r} sits in a {stage.unit.data.value!r} "
+                f"'pto.transfer' to {dst!r} sits in a {stage.unit.data.value!r} "
                 "stage; a transfer belongs to the stage that receives the tile"
             )
 
