@@ -250,6 +250,20 @@ def test_terminator_misplaced_after_a_valid_signature() -> None:
     assert _first_failure(module, OpVerifier().verify) == expected
 
 
+def test_erased_operand_after_a_valid_signature() -> None:
+    """An op using an erased value fails as in xDSL (a ValueError) when an op of the same
+    signature passed before it."""
+    from xdsl.ir import ErasedSSAValue
+
+    module, block, values = _module()
+    _add(block, _exp(values))
+    broken = _add(block, _exp(values))
+    broken.operands = [ErasedSSAValue(T8, values["t"])]
+    expected = _first_failure(module, _reference)
+    assert expected is not None and expected[0] is broken and expected[1] is ValueError
+    assert _first_failure(module, OpVerifier().verify) == expected
+
+
 def test_the_irdl_check_runs_once_per_signature(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast path is taken for pto ops: a future xDSL whose generated `verify_` has
     another shape would fail here rather than make verification silently slow."""
