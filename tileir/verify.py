@@ -133,9 +133,9 @@ class OpVerifier:
         self._seen: dict[int, tuple[Attribute, int]] = {}
 
     def _code(self, attr: Attribute) -> int:
-        """A number per distinct attribute value: equal attributes get the same number,
-        unequal ones different numbers. An attribute object met before is found by
-        its identity (an operand's type is the object its defining op's result has),
+        """A number per attribute value: two attributes with the same number compare
+        equal (a dict found them equal). An attribute object met before is found by its
+        identity (an operand's type is the object its defining op's result has),
         without hashing its parameters again; `_seen` keeps each object alive, so its
         `id` is not reused while this verifier lives."""
         seen = self._seen.get(id(attr))
