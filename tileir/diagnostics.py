@@ -19,6 +19,8 @@ from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
+from tileir.verify import OpVerifier, ops_in
+
 
 class TileirError(DiagnosticException):
     """An error in the user's input, already formatted with its location."""
@@ -101,7 +103,9 @@ class LocatedParser(Parser):
 def verify_located(module: Operation, context: str = "") -> None:
     """Verify op by op (parents before children), raising a located `TileirError`.
     IR nested deeper than `MAX_NESTING` is refused first: walking it (xDSL's walk
-    and some traits' checks recurse) would exhaust Python's stack."""
+    and some traits' checks recurse) would exhaust Python's stack. Each op is checked
+    as `op.verify(verify_nested_ops=False)` checks it, with the IRDL constraints of
+    each distinct op signature checked once (`tileir.verify.OpVerifier`)."""
     from tileir.dialect.pto import nesting_error
 
     deep = nesting_error(module)
@@ -112,11 +116,20 @@ def verify_located(module: Operation, context: str = "") -> None:
             f"{MAX_NESTING} (a PyPTO kernel is a Python function, which allows at most 100 "
             "nested blocks)",
         )
-    for op in module.walk():
-        if op.has_trait(SymbolTable):
+    verifier = OpVerifier()
+    symbol_table: dict[type[Operation], bool] = {}
+    ops = [module]
+    for region in module.regions:
+        ops_in(region, ops)
+    for op in ops:
+        cls = type(op)
+        is_table = symbol_table.get(cls)
+        if is_table is None:
+            is_table = symbol_table[cls] = cls.has_trait(SymbolTable)
+        if is_table:
             _check_unique_symbols(op)
         try:
-            op.verify(verify_nested_ops=False)
+            verifier.verify(op)
         except (VerifyException, ValueError) as e:
             # Some xDSL verifiers raise ValueError (arith.addui_extended on index):
             # the op being verified is the place either way.

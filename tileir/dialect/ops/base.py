@@ -43,18 +43,21 @@ TileOrScalar = base(TensorType) | ScalarType
 # --------------------------------------------------------------------------- helpers
 
 
+_SHAPED = (TensorType, MemRefType)
+
+
 def _shape(t: Attribute) -> tuple[int, ...]:
-    assert isinstance(t, TensorType | MemRefType)
-    return tuple(t.get_shape())
+    assert isinstance(t, _SHAPED)
+    return t.get_shape()
 
 
 def _elem(t: Attribute) -> Attribute:
-    assert isinstance(t, TensorType | MemRefType)
+    assert isinstance(t, _SHAPED)
     return t.get_element_type()
 
 
 def _check_element_type(op: Operation, t: Attribute, what: str) -> None:
-    if isinstance(t, TensorType | MemRefType) and not is_element_type(_elem(t)):
+    if isinstance(t, _SHAPED) and not is_element_type(t.get_element_type()):
         names = ", ".join(e.short for e in ELEMENT_TYPES)
         raise VerifyException(
             f"'{op.name}' {what} has element type {_elem(t)}, which PyPTO does not "
@@ -130,6 +133,22 @@ def mixed_values(static: DenseArrayBase, dynamic: Sequence[SSAValue]) -> list[in
     return get_dynamic_index_list(static.get_values(), dynamic, DYNAMIC_INDEX)
 
 
+def operand_segments(op: Operation) -> list[tuple[SSAValue, ...]]:
+    """The operand groups of an op with `AttrSizedOperandSegments(as_property=True)`,
+    one per operand def in order, decoding the segment sizes once (each of xDSL's
+    named accessors decodes them again). For verifiers, which run after xDSL checked
+    the sizes."""
+    sizes = op.properties["operandSegmentSizes"]
+    assert isinstance(sizes, DenseArrayBase)
+    operands = op.operands
+    groups: list[tuple[SSAValue, ...]] = []
+    start = 0
+    for n in sizes.get_values():
+        groups.append(tuple(operands[start : start + n]))
+        start += n
+    return groups
+
+
 def _static_or_constant(v: int | SSAValue) -> int | None:
     return v if isinstance(v, int) else constant_index(v)
 
@@ -145,13 +164,16 @@ def _split(values: Sequence[int | SSAValue]) -> tuple[DenseArrayBase, list[SSAVa
 
 def _check_index_list(
     op: Operation, what: str, static: DenseArrayBase, dynamic: Sequence[SSAValue]
-) -> None:
+) -> list[int | SSAValue]:
+    """The mixed index list of `static` / `dynamic` (as `mixed_values`), after checking
+    that `dynamic` has one value for each `?` of `static`."""
     values = static.get_values()
     if values.count(DYNAMIC_INDEX) != len(dynamic):
         raise VerifyException(
             f"'{op.name}' {what} has {values.count(DYNAMIC_INDEX)} dynamic positions "
             f"but {len(dynamic)} index operands"
         )
+    return get_dynamic_index_list(values, dynamic, DYNAMIC_INDEX)
 
 
 def _valid_size(op: Operation, d: int, entry: int | SSAValue, size: int) -> int | None:
@@ -253,8 +275,15 @@ class TileResults(OpTrait):
     def verify(self, op: Operation) -> None:
         for i, r in enumerate(op.results):
             if isinstance(r.type, TensorType):
+                shape = r.type.get_shape()
+                if (
+                    1 <= len(shape) <= MAX_TILE_RANK
+                    and DYNAMIC_INDEX not in shape
+                    and 1 <= min(shape)
+                    and max(shape) <= MAX_DIM
+                ):
+                    continue  # the common case, which both checks below pass
                 what = "result" if len(op.results) == 1 else f"result #{i}"
-                shape = _shape(r.type)
                 verify_tile_shape(op, [1 if s == DYNAMIC_INDEX else s for s in shape], what)
                 verify_dims(op, shape, what)
 

@@ -147,10 +147,11 @@ class UnaryOp(TileOp):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
 
     def verify_(self) -> None:
-        if self.input.type != self.result.type:
+        t = self.input.type
+        if t != self.result.type:
             raise VerifyException(f"'{self.name}' result type must equal the operand type")
-        _check_element_type(self, self.input.type, "operand")
-        _check_kind(self, self.input.type, self.ELEMENT_KINDS, "operand")
+        _check_element_type(self, t, "operand")
+        _check_kind(self, t, self.ELEMENT_KINDS, "operand")
 
 
 PRECISION_TYPES = ("HIGH_PRECISION", "INTRINSIC")
@@ -237,18 +238,20 @@ class ReluOp(UnaryOp):
 
 
 def _operand_shape(t: Attribute) -> tuple[int, ...]:
-    return _shape(t) if isinstance(t, TensorType) else ()
+    return t.get_shape() if isinstance(t, TensorType) else ()
 
 
-def _broadcast_result(op: Operation, operands: Sequence[SSAValue], result: Attribute) -> None:
-    tiles = [v for v in operands if isinstance(v.type, TensorType)]
+def _broadcast_result(op: Operation, types: Sequence[Attribute], result: Attribute) -> None:
+    """The tile operands (of `types`, the operand types) have PyPTO element types and
+    broadcast to the shape of `result`."""
+    tiles = [t for t in types if isinstance(t, TensorType)]
     if not tiles:
         raise VerifyException(f"'{op.name}' needs at least one tile operand")
     for t in tiles:
-        _check_element_type(op, t.type, "operand")
-    expected = _rule(op, shapes.broadcast, *[_operand_shape(v.type) for v in operands])
+        _check_element_type(op, t, "operand")
+    expected = _rule(op, shapes.broadcast, *[_operand_shape(t) for t in types])
     assert isinstance(result, TensorType)
-    _expect_result(op, _shape(result), expected, exact=False)
+    _expect_result(op, result.get_shape(), expected, exact=False)
 
 
 class BinaryOp(TileOp):
@@ -275,24 +278,27 @@ class BinaryOp(TileOp):
         return _elem(self.result.type)
 
     def verify_(self) -> None:
-        _broadcast_result(self, [self.lhs, self.rhs], self.result.type)
-        tiles = [v for v in (self.lhs, self.rhs) if isinstance(v.type, TensorType)]
-        for v in tiles:
-            _check_kind(self, v.type, self.ELEMENT_KINDS, "operand")
-        for v in (self.lhs, self.rhs):
-            if not isinstance(v.type, TensorType):
-                _check_scalar(self, v.type, _elem(tiles[0].type))
-        elems = {_elem(v.type) for v in tiles}
+        types = (self.lhs.type, self.rhs.type)
+        result = self.result.type
+        _broadcast_result(self, types, result)
+        tiles = [t for t in types if isinstance(t, TensorType)]
+        for t in tiles:
+            _check_kind(self, t, self.ELEMENT_KINDS, "operand")
+        for t in types:
+            if not isinstance(t, TensorType):
+                _check_scalar(self, t, _elem(tiles[0]))
+        elems = {_elem(t) for t in tiles}
         if len(elems) > 1:
             raise VerifyException(
                 f"'{self.name}' mixes element types {sorted(map(str, elems))}; cast one "
                 "operand first"
             )
-        if elems and self.result_element_type() != _elem(self.result.type):
+        result_elem = _elem(result)
+        if elems and self.result_element_type() != result_elem:
             raise VerifyException(f"'{self.name}' has a wrong result element type")
-        if elems and _elem(self.result.type) not in elems and not isinstance(self, CompareOp):
+        if elems and result_elem not in elems and not isinstance(self, CompareOp):
             raise VerifyException(
-                f"'{self.name}' result element type {_elem(self.result.type)} differs from "
+                f"'{self.name}' result element type {result_elem} differs from "
                 f"the operands' {elems.pop()}"
             )
 
@@ -471,7 +477,9 @@ class WhereOp(TileOp):
                 f"'pto.where' condition has element type {_elem(self.condition.type)}; "
                 "it must be i1"
             )
-        _broadcast_result(self, [self.condition, self.input, self.other], self.result.type)
+        _broadcast_result(
+            self, (self.condition.type, self.input.type, self.other.type), self.result.type
+        )
         for v in (self.input, self.other):
             if not isinstance(v.type, TensorType):
                 _check_scalar(self, v.type, _elem(self.result.type))

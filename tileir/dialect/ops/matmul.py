@@ -102,49 +102,49 @@ class MatmulOp(TileOp):
         )
 
     def verify_(self) -> None:
-        a, b = _shape(self.a.type), _shape(self.b.type)
+        a_type, b_type, result_type = self.a.type, self.b.type, self.result.type
+        a_elem, b_elem = _elem(a_type), _elem(b_type)
+        scale, trans_mode = self.scale, self.trans_mode
         expected = _rule(
             self,
             shapes.matmul,
-            a,
-            b,
+            _shape(a_type),
+            _shape(b_type),
             a_trans=self.a_trans is not None,
             b_trans=self.b_trans is not None,
         )
-        _check_element_type(self, self.result.type, "result")
-        if _elem(self.a.type) != _elem(self.b.type):
+        _check_element_type(self, result_type, "result")
+        if a_elem != b_elem:
             raise VerifyException(
-                f"'pto.matmul' operand element types differ: {_elem(self.a.type)} and "
-                f"{_elem(self.b.type)}"
+                f"'pto.matmul' operand element types differ: {a_elem} and {b_elem}"
             )
-        _check_element_type(self, self.a.type, "operand")
+        _check_element_type(self, a_type, "operand")
         _rule(
             self,
             shapes.matmul_dtypes,
-            element_type(_elem(self.a.type)).short,
-            element_type(_elem(self.result.type)).short,
+            element_type(a_elem).short,
+            element_type(_elem(result_type)).short,
             _bias_dtype(self),
-            scaled=self.scale is not None,
+            scaled=scale is not None,
         )
         if (
-            self.scale is not None
-            and not math.isfinite(self.scale.value.data)
-            or (self.scale is not None and self.scale.value.data == 0.0)
+            scale is not None
+            and not math.isfinite(scale.value.data)
+            or (scale is not None and scale.value.data == 0.0)
         ):
             raise VerifyException(
-                f"'pto.matmul' scale must be finite and non-zero, got {self.scale.value.data} "
+                f"'pto.matmul' scale must be finite and non-zero, got {scale.value.data} "
                 "(PyPTO reads 0.0 as no scale: drop it)"
             )
-        if self.trans_mode is not None:
-            if self.trans_mode.data not in TRANS_MODES:
+        if trans_mode is not None:
+            if trans_mode.data not in TRANS_MODES:
                 raise VerifyException(
-                    f"'pto.matmul' trans_mode {self.trans_mode.data!r} is not one of "
-                    f"{list(TRANS_MODES)}"
+                    f"'pto.matmul' trans_mode {trans_mode.data!r} is not one of {list(TRANS_MODES)}"
                 )
-            if element_type(_elem(self.a.type)).short != "f32":
+            if element_type(a_elem).short != "f32":
                 raise VerifyException(
                     "'pto.matmul' trans_mode (TF32 rounding) needs f32 inputs, got "
-                    f"{element_type(_elem(self.a.type)).short}"
+                    f"{element_type(a_elem).short}"
                 )
         _check_result_and_bias(self, expected)
 

@@ -63,6 +63,7 @@ from tileir.dialect.ops.base import (
     _split,
     _static_or_constant,
     mixed_values,
+    operand_segments,
     verify_dims,
     verify_tile_shape,
 )
@@ -194,13 +195,12 @@ class ViewOp(IRDLOperation):
         return values or None
 
     def verify_(self) -> None:
-        # Each named operand group and static array is read once: xDSL decodes the
-        # segment sizes (and a dense array) again on every access.
-        offsets, valid_shape, sizes = self.offsets, self.valid_shape, self.sizes
-        static_offsets, static_valid = self.static_offsets, self.static_valid_shape
-        _check_index_list(self, "offsets", static_offsets, offsets)
-        _check_index_list(self, "valid_shape", static_valid, valid_shape)
-        src, res = self.source.type, self.result.type
+        # Each operand group and static array is read once: xDSL decodes the segment
+        # sizes (and a dense array) again on every access.
+        source, offsets, valid, sizes = operand_segments(self)
+        offsets = _check_index_list(self, "offsets", self.static_offsets, offsets)
+        valid = _check_index_list(self, "valid_shape", self.static_valid_shape, valid)
+        src, res = source[0].type, self.result.type
         _check_element_type(self, res, "result")
         if _elem(src) != _elem(res):
             raise VerifyException(
@@ -221,8 +221,8 @@ class ViewOp(IRDLOperation):
         _check_window(
             self,
             src_shape,
-            mixed_values(static_offsets, offsets),
-            mixed_values(static_valid, valid_shape) or None,
+            offsets,
+            valid or None,
             shape,
             "source",
         )
@@ -262,22 +262,23 @@ class AssembleOp(IRDLOperation):
         return mixed_values(self.static_offsets, self.offsets)
 
     def verify_(self) -> None:
-        _check_index_list(self, "offsets", self.static_offsets, self.offsets)
+        offsets = _check_index_list(self, "offsets", self.static_offsets, self.offsets)
         src, dst = self.src.type, self.dst.type
         if _elem(src) != _elem(dst):
             raise VerifyException(
                 f"'pto.assemble' writes a {_elem(src)} tile into a {_elem(dst)} tensor; cast first"
             )
-        if len(_shape(src)) != len(_shape(dst)):
+        dst_shape = _shape(dst)
+        if len(_shape(src)) != len(dst_shape):
             raise VerifyException(
                 f"'pto.assemble' tile rank {len(_shape(src))} differs from destination "
-                f"rank {len(_shape(dst))}"
+                f"rank {len(dst_shape)}"
             )
         # A tail tile may be larger than what is left; the valid region is checked at
         # run time, so only a window that cannot fit even when valid is rejected here.
-        for d, off in enumerate(self.mixed_offsets):
+        for d, off in enumerate(offsets):
             o = _static_or_constant(off)
-            size, bound = _shape(dst)[d], _shape(dst)[d]
+            size = bound = dst_shape[d]
             if o is not None and (o < 0 or (bound != DYNAMIC_INDEX and o >= max(size, 1))):
                 raise VerifyException(
                     f"'pto.assemble' offset {o} in dim {d} is outside the destination of "
@@ -511,20 +512,18 @@ class ReshapeOp(TileToTileOp):
         return mixed_values(self.static_valid_shape, self.valid_shape) or None
 
     def verify_(self) -> None:
-        _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
+        valid = _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
         super().verify_()
-        a, b = self.input.type, self.result.type
-        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in _shape(b)], "result")
-        _rule(self, shapes.reshape, _shape(a), _shape(b))
-        if DYNAMIC_INDEX in (*_shape(a), *_shape(b)) and self.inplace is None:
+        a, b = _shape(self.input.type), _shape(self.result.type)
+        verify_tile_shape(self, [1 if s == DYNAMIC_INDEX else s for s in b], "result")
+        _rule(self, shapes.reshape, a, b)
+        if DYNAMIC_INDEX in (*a, *b) and self.inplace is None:
             raise VerifyException(
                 "'pto.reshape' with dynamic shapes must be inplace (PyPTO rule); add `inplace`"
             )
-        valid = self.mixed_valid_shape
-        if valid is not None and len(valid) != len(_shape(b)):
+        if valid and len(valid) != len(b):
             raise VerifyException(
-                f"'pto.reshape' valid_shape has {len(valid)} entries for a rank-"
-                f"{len(_shape(b))} result"
+                f"'pto.reshape' valid_shape has {len(valid)} entries for a rank-{len(b)} result"
             )
 
 

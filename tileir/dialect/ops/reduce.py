@@ -49,15 +49,12 @@ class ReduceOp(TileToTileOp):
 
     def verify_(self) -> None:
         super().verify_()
+        t = self.input.type
         expected = _rule(
-            self,
-            shapes.reduce,
-            _shape(self.input.type),
-            self.dim.value.data,
-            self.keepdim is not None,
+            self, shapes.reduce, _shape(t), self.dim.value.data, self.keepdim is not None
         )
-        _check_element_type(self, self.input.type, "operand")
-        _check_kind(self, self.input.type, NUMERIC, "operand")
+        _check_element_type(self, t, "operand")
+        _check_kind(self, t, NUMERIC, "operand")
         _expect_result(self, _shape(self.result.type), expected)
 
 

@@ -1,0 +1,249 @@
+"""Op-by-op verification that checks each distinct op signature's IRDL constraints once.
+
+xDSL's `op.verify(verify_nested_ops=False)` runs, for an op defined with
+`@irdl_op_definition`, three things in this order:
+
+1. the generic `Operation` checks (no erased operand; successors and terminators in
+   their place), which look at the op's neighbours;
+2. the generated `verify_`, which is `op_def.verify(op)` followed by the op's own
+   `verify_` (if it has one). `OpDef.verify` checks the IRDL constraints (operand and
+   result types, variadic sizes, regions' block counts and entry argument types,
+   the successor count, properties and attributes), then runs the op's traits;
+3. a `VerifyException` from (2) is re-raised through `op.emit_error`.
+
+The IRDL constraints of (2) see only the op's *signature*: its class, its operand
+types, its result types, its properties and attributes, and for each region its block
+count and its entry block's argument types, and its successor count. A constraint is
+a function of attribute values, and two attributes that compare equal have the same
+class and equal parameters, so two ops with equal signatures pass or fail the IRDL
+constraints together (`OpVerifier` writes each attribute of a signature as a number
+per distinct value, so that looking a signature up compares small tuples of ints).
+`OpVerifier` remembers the signatures that passed; for an op whose signature already
+passed it runs everything else xDSL runs, in xDSL's order: the generic checks (a copy
+of xDSL 0.75's, tests/dialect/test_fast_verify.py compares them), the traits (except
+those that keep `OpTrait.verify`, which does nothing), the op's own `verify_`, with
+(3)'s re-raise. The traits and the op's own verifier may look at the op's context
+(parents, defining ops, symbol tables), so they always run. An op whose signature is
+new, or that cannot be split this way, is verified by xDSL's own `op.verify`, so its
+first error is xDSL's, word for word.
+
+Nothing is patched: the parts of the generated `verify_` are read from its closure
+(`irdl_parts`), and an op whose `verify_` does not have the expected shape (a future
+xDSL, a hand-written `verify_`, an unregistered op) simply takes the plain path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.ir import Attribute, ErasedSSAValue, Operation, Region
+from xdsl.irdl.operations import OpDef, get_accessors_from_op_def
+from xdsl.traits import IsTerminator, NoTerminator, OpTrait
+from xdsl.utils.exceptions import VerifyException
+
+_GENERATED_VERIFY = frozenset(
+    c
+    for c in get_accessors_from_op_def.__code__.co_consts
+    if getattr(c, "co_name", None) == "verify_" and c.co_names == ("verify",)
+)
+"""The code objects of the two `verify_` functions that `irdl_op_definition` generates
+(with and without an op-specific verifier). Their bodies call only `op_def.verify`
+and `custom_verify` (`co_names` is just `verify`)."""
+
+
+def ops_in(region: Region, out: list[Operation] | None = None) -> list[Operation]:
+    """The ops of `region` in the order `region.walk()` yields them (each op before the
+    ops of its regions), appended to `out`. Following the ops' links is several times
+    faster than xDSL's nested generators; the recursion is as deep as the regions nest."""
+    if out is None:
+        out = []
+    block = region.first_block
+    while block is not None:
+        op = block.first_op
+        while op is not None:
+            out.append(op)
+            for inner in op.regions:
+                ops_in(inner, out)
+            op = op.next_op
+        block = block.next_block
+    return out
+
+
+@dataclass(frozen=True)
+class IRDLParts:
+    """What an op class's generated `verify_` does: `op_def.verify(op)`, then
+    `custom(op)` (the class's own `verify_`, or None)."""
+
+    op_def: OpDef
+    custom: Callable[[Operation], None] | None
+
+
+def irdl_parts(cls: type[Operation]) -> IRDLParts | None:
+    """The parts of `cls.verify_` when it is the closure `irdl_op_definition` makes
+    (`op_def.verify(self)` then `custom_verify(self)`, in xDSL's
+    `get_accessors_from_op_def`); None when it is anything else, or when `cls`
+    overrides `Operation.verify`."""
+    fn = cls.verify_
+    code = getattr(fn, "__code__", None)
+    if cls.verify is not Operation.verify or code not in _GENERATED_VERIFY:
+        return None
+    cells = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+    op_def = cells.get("op_def")
+    custom = cells.get("custom_verify")
+    if type(op_def) is not OpDef or not (custom is None or callable(custom)):
+        return None
+    if getattr(custom, "__code__", None) in _GENERATED_VERIFY:
+        return None  # a generated verifier of another definition: keep xDSL's path
+    return IRDLParts(op_def, custom)
+
+
+@dataclass(frozen=True)
+class _ClassInfo:
+    """What `OpVerifier` looks up once per op class."""
+
+    parts: IRDLParts | None
+    traits: tuple[OpTrait, ...]
+    """The traits whose `verify` does something, in the order `OpDef.verify` runs
+    them (a trait that keeps `OpTrait.verify`, which does nothing, is left out)."""
+    terminator: bool
+    no_terminator: bool
+
+
+def _class_info(cls: type[Operation]) -> _ClassInfo:
+    parts = irdl_parts(cls)
+    traits = () if parts is None else tuple(parts.op_def.traits)
+    return _ClassInfo(
+        parts,
+        tuple(t for t in traits if type(t).verify is not OpTrait.verify),
+        cls.has_trait(IsTerminator),
+        cls.has_trait(NoTerminator),
+    )
+
+
+class OpVerifier:
+    """`verify(op)` does what `op.verify(verify_nested_ops=False)` does, raising the
+    same first error; the IRDL constraints of a signature are checked once per
+    `OpVerifier`. Use one per verification of a module (it holds the signatures)."""
+
+    def __init__(self) -> None:
+        self._passed: set[tuple[object, ...]] = set()
+        self._info: dict[type[Operation], _ClassInfo] = {}
+        self._codes: dict[Attribute, int] = {}
+        self._seen: dict[int, tuple[Attribute, int]] = {}
+
+    def _code(self, attr: Attribute) -> int:
+        """A number per attribute value: two attributes with the same number compare
+        equal (a dict found them equal). An attribute object met before is found by its
+        identity (an operand's type is the object its defining op's result has),
+        without hashing its parameters again; `_seen` keeps each object alive, so its
+        `id` is not reused while this verifier lives."""
+        seen = self._seen.get(id(attr))
+        if seen is not None and seen[0] is attr:
+            return seen[1]
+        code = self._codes.setdefault(attr, len(self._codes))
+        self._seen[id(attr)] = (attr, code)
+        return code
+
+    def _signature(self, op: Operation) -> tuple[object, ...]:
+        """Everything `OpDef.verify`'s IRDL constraints read (see the module
+        docstring), each attribute as its `_code`, flat: every list is preceded by its
+        length, so that two signatures are equal exactly when all their parts are."""
+        code, seen = self._code, self._seen
+        operands, results = op.operands, op.results
+        key: list[object] = [type(op), len(operands)]
+        for value in operands:
+            t = value.type
+            hit = seen.get(id(t))  # `_code`'s first step, inline for the common case
+            key.append(hit[1] if hit is not None and hit[0] is t else code(t))
+        key.append(len(results))
+        for value in results:
+            t = value.type
+            hit = seen.get(id(t))
+            key.append(hit[1] if hit is not None and hit[0] is t else code(t))
+        for attrs in (op.properties, op.attributes):
+            key.append(len(attrs))
+            for name, attr in attrs.items():
+                key.append(name)
+                key.append(code(attr))
+        key.append(len(op.regions))
+        for region in op.regions:
+            block = region.first_block
+            if block is None:
+                key.append(-1)  # no blocks (xDSL checks no entry arguments)
+            else:
+                key.append(len(region.blocks))
+                key.append(len(block.args))
+                key.extend(map(code, block.arg_types))
+        key.append(len(op.successors))
+        return tuple(key)
+
+    def _class(self, cls: type[Operation]) -> _ClassInfo:
+        info = self._info.get(cls)
+        if info is None:
+            info = self._info[cls] = _class_info(cls)
+        return info
+
+    def verify(self, op: Operation) -> None:
+        info = self._info.get(type(op)) or self._class(type(op))
+        parts = info.parts
+        if parts is None:
+            op.verify(verify_nested_ops=False)
+            return
+        try:
+            key = self._signature(op)
+            known = key in self._passed
+        except TypeError:  # an attribute that cannot be hashed
+            op.verify(verify_nested_ops=False)
+            return
+        if not known:
+            op.verify(verify_nested_ops=False)
+            self._passed.add(key)
+            return
+        self._generic_checks(op, info)
+        try:
+            for trait in info.traits:
+                trait.verify(op)
+            if parts.custom is not None:
+                parts.custom(op)
+        except VerifyException as err:
+            op.emit_error(f"Operation does not verify: {err}", err)
+
+    def _generic_checks(self, op: Operation, info: _ClassInfo) -> None:
+        """`Operation.verify`'s checks before `verify_` (xDSL 0.75, verbatim in effect),
+        with the class traits looked up once per class."""
+        for operand in op.operands:
+            if isinstance(operand, ErasedSSAValue):
+                raise ValueError("Erased SSA value is used by the operation")
+        parent_block = op.parent
+        parent_region = None if parent_block is None else parent_block.parent
+        if op.successors:
+            if parent_block is None or parent_region is None:
+                raise VerifyException(
+                    f"Operation {op.name} with block successors does not belong to a "
+                    "block or a region"
+                )
+            if parent_block.last_op is not op:
+                raise VerifyException(
+                    f"Operation {op.name} with block successors must terminate its parent block"
+                )
+            for succ in op.successors:
+                if succ.parent != parent_block.parent:
+                    raise VerifyException(
+                        f"Operation {op.name} is branching to a block of a different region"
+                    )
+        if parent_block is not None and parent_region is not None:
+            if parent_block.last_op is op:
+                if parent_region.first_block is parent_region.last_block:  # one block
+                    parent_op = parent_region.parent
+                    if parent_op is not None and not self._class(type(parent_op)).no_terminator:
+                        if not info.terminator:
+                            raise VerifyException(
+                                f"Operation {op.name} terminates block in "
+                                "single-block region but is not a terminator"
+                            )
+                elif not info.terminator:  # more than one block
+                    raise VerifyException(
+                        f"Operation {op.name} terminates block in multi-block "
+                        "region but is not a terminator"
+                    )
