@@ -125,7 +125,7 @@ def kernels(module: Operation) -> Iterator[pto.KernelOp]:
 
 def stages(kernel: Operation) -> list[pto.StageOp]:
     """The kernel's stages in program (pre-order) order."""
-    return [op for op in walk_ops(kernel) if isinstance(op, pto.StageOp)]
+    return [op for op in walk_ops(kernel) if type(op) is pto.StageOp]
 
 
 def flow_pattern(kernel_or_stages: Operation | Sequence[pto.StageOp]) -> str:
