@@ -188,12 +188,15 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
 
 
 def _transfer(value: SSAValue, src: str, dst: str) -> pto.TransferOp:
-    op = pto.TransferOp.create(
-        operands=[value],
-        properties={"from": _UNIT_ATTR[src], "to": _UNIT_ATTR[dst]},
-        result_types=[value.type],
+    op = new_op(
+        pto.TransferOp,
+        [value],
+        [value.type],
+        {"from": _UNIT_ATTR[src], "to": _UNIT_ATTR[dst]},
+        {},
+        UNKNOWN_LOC,
     )
-    op.result.name_hint = value.name_hint
+    op.results[0].name_hint = value.name_hint
     return op
 
 
