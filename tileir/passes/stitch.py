@@ -74,6 +74,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    UNKNOWN_LOC,
     DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
@@ -83,7 +84,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -116,7 +117,7 @@ from tileir.dialect.pto import (
     is_alias,
     memory_root,
 )
-from tileir.ir import append_ops
+from tileir.ir import append_ops, new_op
 from tileir.passes.stages import kernels
 
 DEFAULT_MAX_FUNCTIONS = 128
@@ -209,16 +210,18 @@ class _IndexForms:
         return hit[1]
 
     def _compute(self, value: SSAValue) -> Linear:
-        c = constant_index(value)
-        if c is not None:
-            return Linear(c)
         op = value.owner
-        if isinstance(op, arith.AddiOp):
-            return self.of(op.lhs).plus(self.of(op.rhs))
-        if isinstance(op, arith.SubiOp):
-            return self.of(op.lhs).plus(self.of(op.rhs), -1)
-        if isinstance(op, arith.MuliOp):
-            a, b = self.of(op.lhs), self.of(op.rhs)
+        kind = type(op)  # (isinstance on xDSL's ABC-based classes is slow)
+        if kind is arith.ConstantOp:
+            c = constant_index(value)
+            if c is not None:
+                return Linear(c)
+        elif kind is arith.AddiOp:
+            return self.of(op._operands[0]).plus(self.of(op._operands[1]))
+        elif kind is arith.SubiOp:
+            return self.of(op._operands[0]).plus(self.of(op._operands[1]), -1)
+        elif kind is arith.MuliOp:
+            a, b = self.of(op._operands[0]), self.of(op._operands[1])
             if not b.terms:
                 return a.scaled(b.const)
             if not a.terms:
@@ -614,6 +617,8 @@ class _SettingsPlan:
     def emit(self, ops: Sequence[Operation], order: Sequence[int]) -> list[Operation]:
         """`ops` in `order`, with the re-established kinds' settings re-inserted where
         the value in force would differ from the original one."""
+        if not self.remat:  # (what the loop below comes to)
+            return [ops[n] for n in order]
         current: dict[str, Setting] = dict.fromkeys(self.remat)
         out: list[Operation] = []
 
@@ -701,9 +706,11 @@ def _dependencies(
             seen[0].append((n, acc))
             if acc.write:
                 seen[1].append((n, acc))
-        if fx.reads or fx.writes:
+        reads, writes = fx.reads, fx.writes
+        if reads or writes:
             for order in orders:
-                order.add(n, fx, deps)
+                if order.kind in reads or order.kind in writes:  # (else `add` does nothing)
+                    order.add(n, fx, deps)
         deps.discard(n)
     for order in orders:
         order.finish(preds)
@@ -848,6 +855,17 @@ def _escaping(ops: Sequence[Operation], members: set[int]) -> list[SSAValue]:
     return escaping
 
 
+_I64_ATTRS: dict[int, IntegerAttr] = {}
+
+
+def _i64_attr(value: int) -> IntegerAttr:
+    """`IntegerAttr(value, i64)`, one (immutable, shared) attribute per value."""
+    attr = _I64_ATTRS.get(value)
+    if attr is None:
+        attr = _I64_ATTRS[value] = IntegerAttr(value, i64)
+    return attr
+
+
 def _wrap(
     ops: list[Operation],
     new_order: list[Operation],
@@ -864,12 +882,21 @@ def _wrap(
     for op in new_order:
         if op.parent is not None:
             op.detach()
-    yield_op = YieldOp(*escaping)
+    yield_op = new_op(YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)
     # The body is filled while the stitch hangs in no tree: xDSL checks on every
     # `add_op` that the op is not an ancestor of the block, a walk up to the root.
     block = Block()
     append_ops(block, [*new_order, yield_op])  # (detached ops, a new block)
-    stitch = StitchOp(size, most, block, [v.type for v in escaping])
+    # `StitchOp(size, most, block, types)`, without the IRDL argument processing
+    stitch = new_op(
+        StitchOp,
+        (),
+        [v.type for v in escaping],
+        {"size": _i64_attr(size), "max_functions": _i64_attr(most)},
+        {},
+        UNKNOWN_LOC,
+        [Region(block)],
+    )
     if anchor is not None:
         parent.insert_op_after(stitch, anchor)
     elif parent.first_op is not None:
