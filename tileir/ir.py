@@ -60,7 +60,7 @@ def _clonable_in_one_pass(op: Operation) -> bool:
         for region in stack.pop().regions:
             if len(region.blocks) != 1:
                 return False
-            for inner in region.block.ops:
+            for inner in block_ops(region.block):
                 if inner.successor_uses:
                     return False
                 if inner.regions:
@@ -154,6 +154,71 @@ def _valid_name(name: str) -> str:
     return SSAValue.extract_valid_name(name)
 
 
+def block_ops(block: Block) -> list[Operation]:
+    """`list(block.ops)`, following the ops' links: xDSL's iterator is a Python
+    `__next__` per op (and `list()` of it counts the ops first, a walk of its own)."""
+    ops: list[Operation] = []
+    op = block._first_op
+    while op is not None:
+        ops.append(op)
+        op = op._next_op
+    return ops
+
+
+def move_run(run: Sequence[Operation], block: Block) -> None:
+    """Move `run`, consecutive ops of one block in their order, to the end of `block`,
+    which none of them holds (e.g. a new block): one unlink and one link of the run as
+    a whole, where `detach` and `add_op` per op would relink every op twice and walk up
+    from `block` for each one."""
+    first, last = run[0], run[-1]
+    source = first.parent
+    if source is None:
+        raise ValueError("move_run: the ops are in no block")
+    for op, following in zip(run, run[1:]):
+        if op._next_op is not following:
+            raise ValueError("move_run: the ops are not consecutive ops of one block")
+    before, after = first._prev_op, last._next_op
+    if before is None:
+        source._first_op = after
+    else:
+        before._next_op = after
+    if after is None:
+        source._last_op = before
+    else:
+        after._prev_op = before
+    tail = block._last_op
+    first._prev_op = tail
+    if tail is None:
+        block._first_op = first
+    else:
+        tail._next_op = first
+    last._next_op = None
+    block._last_op = last
+    for op in run:
+        op.parent = block
+
+
+def detach_ops(ops: Iterable[Operation]) -> None:
+    """`op.detach()` for each op of `ops` that is in a block (the unlinking of
+    `Block.detach_op`, without its two calls per op)."""
+    for op in ops:
+        block = op.parent
+        if block is None:
+            continue
+        before, after = op._prev_op, op._next_op
+        if before is None:
+            block._first_op = after
+        else:
+            before._next_op = after
+            op._prev_op = None
+        if after is None:
+            block._last_op = before
+        else:
+            after._prev_op = before
+            op._next_op = None
+        op.parent = None
+
+
 def append_ops(block: Block, ops: Iterable[Operation]) -> None:
     """`block.add_ops(ops)` for ops that are in no block and that do not hold `block`
     (new ops, or ops just detached from elsewhere): the ops are linked in without
@@ -238,7 +303,7 @@ def _clone_one_pass(op: Operation, mapping: dict[int, SSAValue]) -> Operation:
             new_arg = new_block.insert_arg(arg.type, index, arg.location)
             new_arg.name_hint = arg.name_hint
             mapping[id(arg)] = new_arg
-        append_ops(new_block, [_clone_one_pass(inner, mapping) for inner in block.ops])
+        append_ops(new_block, [_clone_one_pass(inner, mapping) for inner in block_ops(block)])
         new_region.add_block(new_block)
     return new
 

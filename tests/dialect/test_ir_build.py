@@ -12,7 +12,15 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation
 
 from tileir.dialect import pto
-from tileir.ir import append_ops, clone_ops, new_op, parse_module, print_module
+from tileir.ir import (
+    append_ops,
+    clone_ops,
+    detach_ops,
+    move_run,
+    new_op,
+    parse_module,
+    print_module,
+)
 
 SOURCE = """
 pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
@@ -133,3 +141,27 @@ def test_clone_ops_copies_regions_as_xdsl_clone() -> None:
         loop.parent.insert_op_after(clone(loop), loop)
     assert print_module(ours) == print_module(theirs)
     assert print_module(ours).count("pto.loop") == 2
+
+
+def test_move_run_relinks_both_blocks() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(5)]
+    source, target = Block(c), Block()
+    move_run(c[1:4], target)
+    assert list(source.ops) == [c[0], c[4]] and list(target.ops) == c[1:4]
+    assert [op.parent for op in c] == [source, target, target, target, source]
+    assert c[0].next_op is c[4] and c[4].prev_op is c[0]
+    assert c[1].prev_op is None and c[3].next_op is None and target.last_op is c[3]
+    move_run(c[:1], target)  # a run at the start, onto a non-empty block
+    assert list(source.ops) == [c[4]] and source.first_op is c[4]
+    assert list(target.ops) == [c[1], c[2], c[3], c[0]]
+    with pytest.raises(ValueError, match="not consecutive"):
+        move_run([c[1], c[3]], Block())
+
+
+def test_detach_ops_unlinks_like_detach() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(4)]
+    block = Block(c)
+    detach_ops([c[0], c[2], c[3], c[0]])  # (an op already detached is skipped)
+    assert list(block.ops) == [c[1]] and block.first_op is c[1] and block.last_op is c[1]
+    assert c[1].prev_op is None and c[1].next_op is None
+    assert all(op.parent is None and op.prev_op is None and op.next_op is None for op in c[::2])

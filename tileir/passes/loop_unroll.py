@@ -72,7 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
-from tileir.ir import append_ops, clone_ops
+from tileir.ir import append_ops, block_ops, clone_ops
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
@@ -336,13 +336,13 @@ def _copy_body(
     of cloned (the last copy of a loop that is erased afterwards: no op is made that
     the result does not need)."""
     if take:
-        ops = [op for op in body.ops if not isinstance(op, YieldOp)]
+        ops = [op for op in block_ops(body) if type(op) is not YieldOp]
         for op in ops:
             op.detach()
         for old, new in mapping.items():
             old.replace_all_uses_with(new)
     else:
-        ops = clone_ops((op for op in body.ops if type(op) is not YieldOp), mapping)
+        ops = clone_ops([op for op in block_ops(body) if type(op) is not YieldOp], mapping)
     # (`block` belongs to a chunk loop that is not in the IR yet: no op of `ops` holds it)
     append_ops(block, ops)
     if begin is not None or end is not None:
@@ -517,7 +517,7 @@ class LoopUnrollPass(ModulePass):
             n = 1
             for region in op.regions:
                 for block in region.blocks:
-                    for child in block.ops:
+                    for child in block_ops(block):
                         n += size(child) if child.regions else 1
             if not pattern.selected(op):
                 return n

@@ -18,6 +18,7 @@ from xdsl.traits import IsTerminator
 
 from tileir.bindings.matmul import CUBE_OPS
 from tileir.dialect import pto
+from tileir.ir import block_ops
 
 Unit = Literal["vector", "cube"]
 
@@ -104,9 +105,7 @@ def walk_ops(root: Operation) -> Iterator[Operation]:
             children: list[Operation] = []
             for region in op.regions:
                 for block in region.blocks:
-                    # (a comprehension: `extend` would first count the ops, a
-                    # walk of its own in xDSL)
-                    children += [child for child in block.ops]
+                    children += block_ops(block)
             children.reverse()
             stack.extend(children)
 

@@ -117,7 +117,7 @@ from tileir.dialect.pto import (
     is_alias,
     memory_root,
 )
-from tileir.ir import append_ops, new_op
+from tileir.ir import append_ops, block_ops, detach_ops, new_op
 from tileir.passes.stages import kernels
 
 DEFAULT_MAX_FUNCTIONS = 128
@@ -495,7 +495,7 @@ def iteration_ids(
     """The iteration each op of an unrolled loop body belongs to, in program order
     (`ops`: the block's ops, when the caller has listed them already)."""
     if ops is None:
-        ops = [op for op in block.ops]
+        ops = block_ops(block)
     starts = _iteration_starts(block, ops, forms or _IndexForms())
     ids: list[int] = []
     current = 0
@@ -879,9 +879,7 @@ def _wrap(
     before the group, None: at the start); values used after it leave it as results."""
     members = {id(op) for op in ops}
     escaping = _escaping(ops, members)
-    for op in new_order:
-        if op.parent is not None:
-            op.detach()
+    detach_ops(new_order)
     yield_op = new_op(YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)
     # The body is filled while the stitch hangs in no tree: xDSL checks on every
     # `add_op` that the op is not an ancestor of the block, a walk up to the root.
@@ -937,7 +935,7 @@ class StitchLoopBody(RewritePattern):
         if not isinstance(op, LoopOp | LoopUnrollOp):
             return
         block = op.body.block
-        ops = [o for o in block.ops]  # (listed once: each walk of a block is Python code)
+        ops = block_ops(block)  # (listed once)
         ids = iteration_ids(block, self.forms, ops)
         if not ids or max(ids) == 0:
             return
@@ -953,8 +951,7 @@ class StitchLoopBody(RewritePattern):
                 constants.append(o)
             elif kind is not YieldOp:
                 by_group.setdefault(iteration_of[id(o)] // self.max_functions, []).append(o)
-        for o in constants:
-            o.detach()
+        detach_ops(constants)
         # (each constant used to be moved to the top in turn: the order reverses)
         rewriter.insert(constants[::-1], InsertPoint.at_start(block))
         for group in by_group.values():
@@ -1000,7 +997,7 @@ def _loops_inner_first(root: Operation) -> list[LoopOp | LoopUnrollOp]:
     def visit(op: Operation) -> None:
         for region in op.regions:
             for block in region.blocks:
-                for child in block.ops:
+                for child in block_ops(block):
                     if child.regions:
                         visit(child)
         if isinstance(op, LoopOp | LoopUnrollOp):

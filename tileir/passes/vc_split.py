@@ -78,7 +78,7 @@ from xdsl.passes import ModulePass
 
 from tileir.dialect import pto
 from tileir.dialect.dtypes import BY_MLIR
-from tileir.ir import append_ops, new_op
+from tileir.ir import append_ops, block_ops, move_run, new_op
 from tileir.passes.platform import Platform, derive_cube_tile, derive_vec_tile, get_platform
 from tileir.passes.stages import (
     Unit,
@@ -99,7 +99,7 @@ FLOW_PATTERN_ATTR = "flow_pattern"
 def _segments(block: Block) -> list[list[Operation]]:
     """Runs of plain ops between region-holding ops and the terminator."""
     segments: list[list[Operation]] = [[]]
-    for op in block.ops:
+    for op in block_ops(block):
         if op.regions or is_terminator(op):
             if segments[-1]:
                 segments.append([])
@@ -154,12 +154,11 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
                     break
                 use = use._next_use
     anchor = run[-1].next_op
-    for op in run:
-        op.detach()
-    # Filled while it hangs in no tree, with ops just detached: nothing to check on the
-    # way in (`add_op` would walk up from the block for each op).
+    # Filled while it hangs in no tree: nothing to check on the way in (`add_op` would
+    # walk up from the block for each op).
     body = Block()
-    append_ops(body, [*run, new_op(pto.YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)])
+    move_run(run, body)
+    append_ops(body, [new_op(pto.YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)])
     stage = new_op(
         pto.StageOp,
         (),
@@ -203,7 +202,7 @@ def _transfer(value: SSAValue, src: str, dst: str) -> pto.TransferOp:
 def split_block(block: Block, branching: list[Operation] | None = None) -> None:
     """Partition one block (and, recursively, the blocks of its loops and ifs). Region
     ops with results (`scf.if`) are appended to `branching`, inner ones first."""
-    for op in [o for o in block.ops]:  # (`list()` would count them first)
+    for op in block_ops(block):
         if op.regions and not isinstance(op, pto.StageOp):
             for region in op.regions:
                 for inner in region.blocks:
@@ -263,7 +262,7 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
         unit = stage.unit.data
         block = stage.body.block
         made: dict[int, SSAValue] = {}
-        ops = [o for o in block.ops]
+        ops = block_ops(block)
         nested = any(op.regions for op in ops)
         if nested:
             ops = list(walk_ops(stage))[1:]
