@@ -189,7 +189,7 @@ class _IndexForms:
         return hit[1], hit[2]
 
     def of(self, value: int | SSAValue) -> Linear:
-        if isinstance(value, int):
+        if type(value) is int:
             form = self.ints.get(value)
             if form is None:
                 form = self.ints[value] = Linear(value)
@@ -316,11 +316,14 @@ def _class_reads(t: type[Operation]) -> tuple[str, ...]:
 
 
 def _touches_tile(op: Operation) -> bool:
+    known = _IS_TILE.get
     for v in op.results:
-        if _is_tile(v.type):
+        tile = known(type(v._type))
+        if tile or (tile is None and _is_tile(v._type)):
             return True
     for v in op._operands:
-        if _is_tile(v.type):
+        tile = known(type(v._type))
+        if tile or (tile is None and _is_tile(v._type)):
             return True
     return False
 
@@ -672,18 +675,20 @@ def _dependencies(
     outside: dict[int, tuple[SSAValue, int | None]] = {}
     for n, op in enumerate(ops):
         deps = preds[n]
-        for inner in op.walk() if op.regions else (op,):
-            for operand in inner._operands:
-                p = get(id(operand.owner))  # (the common case of `top_level`, inlined)
-                if p is None:
-                    # a value from outside the group or from inside a region op: its
-                    # top-level op (or None) found once, not by a walk up per use
-                    hit = outside.get(id(operand))
-                    if hit is None:
-                        hit = outside[id(operand)] = (operand, top_level(operand))
-                    p = hit[1]
-                if p is not None and p != n:
-                    deps.add(p)
+        operands = (
+            [v for inner in op.walk() for v in inner._operands] if op.regions else op._operands
+        )
+        for operand in operands:
+            p = get(id(operand.owner))  # (the common case of `top_level`, inlined)
+            if p is None:
+                # a value from outside the group or from inside a region op: its
+                # top-level op (or None) found once, not by a walk up per use
+                hit = outside.get(id(operand))
+                if hit is None:
+                    hit = outside[id(operand)] = (operand, top_level(operand))
+                p = hit[1]
+            if p is not None and p != n:
+                deps.add(p)
         fx = plan.effects[n]
         if last_barrier is not None:
             deps.add(last_barrier)
