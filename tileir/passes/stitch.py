@@ -384,20 +384,22 @@ def _op_class(op: Operation) -> tuple[str, tuple[str, ...]]:
     return c
 
 
-_NO_EFFECTS: dict[tuple[str, ...], _Effects] = {}
-"""The effects of an op without regions that has no memory effect, by the settings it
-reads: one shared (read-only, like every `_Effects` once made) object each."""
+_SHARED_EFFECTS: dict[tuple[bool, tuple[str, ...]], _Effects] = {}
+"""The effects of an op without regions that has no memory effect, or effects that
+are unknown for its whole class (a barrier), by that and the settings it reads: one
+shared (read-only, like every `_Effects` once made) object each."""
 
 
 def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
     if not top.regions:
         how, reads = _op_class(top)
-        if how == "none":
+        if how == "none" or how == "unknown":
             if reads and not _touches_tile(top):
                 reads = ()
-            fx = _NO_EFFECTS.get(reads)
+            key = (how == "unknown", reads)
+            fx = _SHARED_EFFECTS.get(key)
             if fx is None:
-                fx = _NO_EFFECTS[reads] = _Effects(reads=set(reads))
+                fx = _SHARED_EFFECTS[key] = _Effects(reads=set(reads), barrier=key[0])
             return fx
     fx = _Effects()
     definite: set[str] = set()
@@ -658,7 +660,10 @@ def _dependencies(
     preds: list[set[int]] = [set() for _ in ops]
     # per buffer (by id): its accesses so far, and its writes so far
     by_buffer: dict[int, tuple[list[tuple[int, Access]], list[tuple[int, Access]]]] = {}
-    orders = [_SettingOrder(k) for k in _KINDS if k not in plan.remat]
+    # A kind no op of the group sets orders nothing (its readers only wait for a
+    # writer that never comes), so only the kinds set in the group get an order.
+    written = {k for fx in plan.effects if fx.writes for k in fx.writes}
+    orders = [_SettingOrder(k) for k in _KINDS if k in written and k not in plan.remat]
     last_barrier: int | None = None
 
     def top_level(value: SSAValue) -> int | None:
