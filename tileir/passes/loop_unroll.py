@@ -72,7 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
-from tileir.ir import append_ops, block_ops, clone_ops
+from tileir.ir import append_ops, block_ops, clone_ops, move_run
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
@@ -335,16 +335,16 @@ def _copy_body(
     from above renamed by `mapping`; with `take` the body's own ops are moved instead
     of cloned (the last copy of a loop that is erased afterwards: no op is made that
     the result does not need)."""
+    ops = [op for op in block_ops(body) if type(op) is not YieldOp]
+    # (`block` belongs to a chunk loop that is not in the IR yet: no op of `ops` holds it)
     if take:
-        ops = [op for op in block_ops(body) if type(op) is not YieldOp]
-        for op in ops:
-            op.detach()
         for old, new in mapping.items():
             old.replace_all_uses_with(new)
+        if ops:  # (all of the body but its terminator: consecutive)
+            move_run(ops, block)
     else:
-        ops = clone_ops([op for op in block_ops(body) if type(op) is not YieldOp], mapping)
-    # (`block` belongs to a chunk loop that is not in the IR yet: no op of `ops` holds it)
-    append_ops(block, ops)
+        ops = clone_ops(ops, mapping)
+        append_ops(block, ops)
     if begin is not None or end is not None:
         _replace_loop_state(ops, mapping[index], begin, end)
 
