@@ -504,8 +504,11 @@ def iteration_ids(
     starts = _iteration_starts(block, ops, forms or _IndexForms())
     ids: list[int] = []
     current = 0
+    get = starts.get
     for op in ops:
-        current = max(current, starts.get(id(op), current))
+        start = get(id(op))
+        if start is not None and start > current:
+            current = start
         ids.append(current)
     return ids
 
