@@ -72,7 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
-from tileir.ir import clone_op
+from tileir.ir import append_ops, block_ops, clone_ops, move_run
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
@@ -133,13 +133,15 @@ def _false(ops: list[Operation]) -> SSAValue:
     return op.result
 
 
-def _loop_state_uses(body: Block, index: SSAValue) -> tuple[bool, bool]:
-    """Whether the body asks `is_loop_begin` / `is_loop_end` of `index`."""
+def _loop_state_uses(index: SSAValue) -> tuple[bool, bool]:
+    """Whether the loop body asks `is_loop_begin` / `is_loop_end` of the loop's `index`
+    (read from the uses of `index`, a block argument of the body: all inside it)."""
     begin = end = False
-    for op in body.walk():
-        if isinstance(op, IsLoopBeginOp) and op.index is index:
+    for use in index.uses:
+        kind = type(use.operation)
+        if kind is IsLoopBeginOp:
             begin = True
-        elif isinstance(op, IsLoopEndOp) and op.index is index:
+        elif kind is IsLoopEndOp:
             end = True
     return begin, end
 
@@ -333,15 +335,16 @@ def _copy_body(
     from above renamed by `mapping`; with `take` the body's own ops are moved instead
     of cloned (the last copy of a loop that is erased afterwards: no op is made that
     the result does not need)."""
+    ops = [op for op in block_ops(body) if type(op) is not YieldOp]
+    # (`block` belongs to a chunk loop that is not in the IR yet: no op of `ops` holds it)
     if take:
-        ops = [op for op in body.ops if not isinstance(op, YieldOp)]
-        for op in ops:
-            op.detach()
         for old, new in mapping.items():
             old.replace_all_uses_with(new)
+        if ops:  # (all of the body but its terminator: consecutive)
+            move_run(ops, block)
     else:
-        ops = [clone_op(op, mapping) for op in body.ops if not isinstance(op, YieldOp)]
-    block.add_ops(ops)
+        ops = clone_ops(ops, mapping)
+        append_ops(block, ops)
     if begin is not None or end is not None:
         _replace_loop_state(ops, mapping[index], begin, end)
 
@@ -402,9 +405,7 @@ def left_to_pypto(loop: LoopOp | LoopUnrollOp) -> bool:
     """A loop whose unrolled form PyPTO could not express (dynamic bounds plus an
     is_loop_begin / is_loop_end query, which would become `arith.cmpi`, and PyPTO 0.2.0
     takes no comparison as an `if` condition): `emittable` unrolling leaves it alone."""
-    return not _Bounds.of(loop).static and any(
-        _loop_state_uses(loop.body.block, loop.induction_var)
-    )
+    return not _Bounds.of(loop).static and any(_loop_state_uses(loop.induction_var))
 
 
 DEFAULT_MAX_UNROLLED_OPS = 65536
@@ -451,7 +452,7 @@ class UnrollLoopPattern(RewritePattern):
         prologue: list[Operation] = []
         plan = _plan(b, factors, prologue, isinstance(op, LoopUnrollOp))
         rewriter.insert(prologue, InsertPoint.before(op))
-        need = _loop_state_uses(op.body.block, op.induction_var)
+        need = _loop_state_uses(op.induction_var)
         for n, c in enumerate(plan):
             new, j = _new_chunk_loop(op, c)
             block = new.body.block
@@ -516,7 +517,7 @@ class LoopUnrollPass(ModulePass):
             n = 1
             for region in op.regions:
                 for block in region.blocks:
-                    for child in block.ops:
+                    for child in block_ops(block):
                         n += size(child) if child.regions else 1
             if not pattern.selected(op):
                 return n

@@ -18,6 +18,7 @@ from xdsl.traits import IsTerminator
 
 from tileir.bindings.matmul import CUBE_OPS
 from tileir.dialect import pto
+from tileir.ir import block_ops
 
 Unit = Literal["vector", "cube"]
 
@@ -104,9 +105,7 @@ def walk_ops(root: Operation) -> Iterator[Operation]:
             children: list[Operation] = []
             for region in op.regions:
                 for block in region.blocks:
-                    # (a comprehension: `extend` would first count the ops, a
-                    # walk of its own in xDSL)
-                    children += [child for child in block.ops]
+                    children += block_ops(block)
             children.reverse()
             stack.extend(children)
 
@@ -125,7 +124,7 @@ def kernels(module: Operation) -> Iterator[pto.KernelOp]:
 
 def stages(kernel: Operation) -> list[pto.StageOp]:
     """The kernel's stages in program (pre-order) order."""
-    return [op for op in walk_ops(kernel) if isinstance(op, pto.StageOp)]
+    return [op for op in walk_ops(kernel) if type(op) is pto.StageOp]
 
 
 def flow_pattern(kernel_or_stages: Operation | Sequence[pto.StageOp]) -> str:

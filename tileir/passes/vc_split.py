@@ -72,12 +72,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from tileir.dialect import pto
 from tileir.dialect.dtypes import BY_MLIR
+from tileir.ir import append_ops, block_ops, move_run, new_op
 from tileir.passes.platform import Platform, derive_cube_tile, derive_vec_tile, get_platform
 from tileir.passes.stages import (
     Unit,
@@ -98,7 +99,7 @@ FLOW_PATTERN_ATTR = "flow_pattern"
 def _segments(block: Block) -> list[list[Operation]]:
     """Runs of plain ops between region-holding ops and the terminator."""
     segments: list[list[Operation]] = [[]]
-    for op in block.ops:
+    for op in block_ops(block):
         if op.regions or is_terminator(op):
             if segments[-1]:
                 segments.append([])
@@ -138,31 +139,34 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
     assert parent is not None
     # Sets of ids: xDSL's `Operation.__hash__` is Python code.
     members = {id(op) for op in run}
-
-    def outside(user: Operation) -> bool:
-        if user.parent is parent:
-            return id(user) not in members
-        return id(_ancestor_in(user, parent)) not in members
-
-    escaping = [
-        result
-        for op in run
-        for result in op.results
-        if any(outside(u.operation) for u in result.uses)
-    ]
-    anchor = run[-1].next_op
-    # Fill the body while it hangs in no tree: xDSL checks on every `add_op` that the op
-    # is not an ancestor of the block, which walks the block's parents up to the root.
-    body = Block()
+    escaping: list[SSAValue] = []
     for op in run:
-        op.detach()
-        body.add_op(op)
-    body.add_op(pto.YieldOp.create(operands=escaping))
-    # `create` skips the IRDL argument processing of `__init__`.
-    stage = pto.StageOp.create(
-        properties={"unit": _UNIT_ATTR[unit]},
-        regions=[Region(body)],
-        result_types=[v.type for v in escaping],
+        for result in op.results:
+            use = result.first_use
+            while use is not None:  # (`result.uses`, without its generator)
+                user = use.operation
+                if user.parent is parent:
+                    outside = id(user) not in members
+                else:
+                    outside = id(_ancestor_in(user, parent)) not in members
+                if outside:
+                    escaping.append(result)
+                    break
+                use = use._next_use
+    anchor = run[-1].next_op
+    # Filled while it hangs in no tree: nothing to check on the way in (`add_op` would
+    # walk up from the block for each op).
+    body = Block()
+    move_run(run, body)
+    append_ops(body, [new_op(pto.YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)])
+    stage = new_op(
+        pto.StageOp,
+        (),
+        [v.type for v in escaping],
+        {"unit": _UNIT_ATTR[unit]},
+        {},
+        UNKNOWN_LOC,
+        [Region(body)],
     )
     if anchor is None:
         parent.add_op(stage)
@@ -183,19 +187,22 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
 
 
 def _transfer(value: SSAValue, src: str, dst: str) -> pto.TransferOp:
-    op = pto.TransferOp.create(
-        operands=[value],
-        properties={"from": _UNIT_ATTR[src], "to": _UNIT_ATTR[dst]},
-        result_types=[value.type],
+    op = new_op(
+        pto.TransferOp,
+        [value],
+        [value.type],
+        {"from": _UNIT_ATTR[src], "to": _UNIT_ATTR[dst]},
+        {},
+        UNKNOWN_LOC,
     )
-    op.result.name_hint = value.name_hint
+    op.results[0].name_hint = value.name_hint
     return op
 
 
 def split_block(block: Block, branching: list[Operation] | None = None) -> None:
     """Partition one block (and, recursively, the blocks of its loops and ifs). Region
     ops with results (`scf.if`) are appended to `branching`, inner ones first."""
-    for op in [o for o in block.ops]:  # (`list()` would count them first)
+    for op in block_ops(block):
         if op.regions and not isinstance(op, pto.StageOp):
             for region in op.regions:
                 for inner in region.blocks:
@@ -255,17 +262,17 @@ def insert_transfers(all_stages: list[pto.StageOp]) -> int:
         unit = stage.unit.data
         block = stage.body.block
         made: dict[int, SSAValue] = {}
-        ops = [o for o in block.ops]
+        ops = block_ops(block)
         nested = any(op.regions for op in ops)
         if nested:
             ops = list(walk_ops(stage))[1:]
         for op in ops:
             if type(op) is pto.TransferOp:
                 continue
-            for index, operand in enumerate(op.operands):
+            # (`_operands`: `op.operands` indexes a view op by op; `type() is` and
+            # `.parent`: isinstance on xDSL's ABC-based classes is slow)
+            for index, operand in enumerate(op._operands):
                 owner = operand.owner
-                # (`type() is` and `.parent`: isinstance on xDSL's ABC-based classes is
-                # the slowest thing in this loop.)
                 if owner.parent is block or type(operand.type) is not TensorType:
                     continue
                 # (without nested ops, an op not in the block is outside the stage)
@@ -353,6 +360,7 @@ def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
     vec: list[int] | None = None
     cube: list[int] | None = None
     pending: pto.StageOp | None = None
+    pending_body: Block | None = None  # (`op.parent_op() is pending`: `op.parent is` this)
     first_transfer: pto.TransferOp | None = None
     for op in walk_ops(kernel):
         kind = type(op)
@@ -365,7 +373,8 @@ def attach_tile_shapes(kernel: pto.KernelOp, platform: Platform) -> None:
             if pending is not None and first_transfer is not None:
                 _set_shapes(pending, first_transfer, None, None, platform)
             pending, first_transfer = op, None  # type: ignore[assignment]
-        elif pending is not None and op.parent_op() is pending:
+            pending_body = op.body.block  # type: ignore[attr-defined]
+        elif pending is not None and op.parent is pending_body:
             if kind is pto.TransferOp:
                 first_transfer = first_transfer or op  # type: ignore[assignment]
             elif op_unit(op) is not None:

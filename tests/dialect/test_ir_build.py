@@ -1,0 +1,167 @@
+"""`tileir.ir`'s op builders (`new_op`, `append_ops`, `clone_ops`) against xDSL's own
+`Operation.create`, `Block.add_ops` and `Operation.clone`: the same fields, the same use
+lists, the same printed IR."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Block, Operation
+
+from tileir.dialect import pto
+from tileir.ir import (
+    append_ops,
+    clone_ops,
+    detach_ops,
+    move_run,
+    new_op,
+    parse_module,
+    print_module,
+)
+
+SOURCE = """
+pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" unroll [2, 1] {
+    %c8 = arith.constant 8 : index
+    %off_1 = arith.muli %i, %c8 : index
+    pto.set_vec_tile_shapes [8, 64]
+    %t = pto.view %x[%off_1, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+    %e = pto.exp %t : tensor<8x64xf32>
+    %s = pto.sum %e, -1 keepdim : tensor<8x64xf32> -> tensor<8x1xf32>
+    %b = pto.is_loop_begin %i
+    pto.assemble %e into %out[%off_1, 0] : tensor<8x64xf32>, memref<32x64xf32>
+  }
+}
+"""
+
+
+def _module():
+    return parse_module(SOURCE)
+
+
+def _loop(module) -> pto.LoopOp:
+    return next(op for op in module.walk() if isinstance(op, pto.LoopOp))
+
+
+def _fields(op: Operation) -> dict[str, object]:
+    """Every dataclass field of `op`, with values and uses made comparable."""
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(op):
+        value = getattr(op, f.name)
+        if f.name == "results":
+            value = [(type(r), r.type, r.index, r.op is op, r.name_hint) for r in value]
+        elif f.name == "_operand_uses":
+            value = [(type(u), u.operation is op, u.index) for u in value]
+        elif f.name == "_operands":
+            value = [id(v) for v in value]
+        out[f.name] = (type(value), value)
+    return out
+
+
+@pytest.mark.parametrize("index", range(9))
+def test_new_op_sets_what_create_sets(index: int) -> None:
+    body = _loop(_module()).body.block
+    op = list(body.ops)[index]
+    args = (
+        list(op.operands),
+        [r.type for r in op.results],
+        op.properties,
+        op.attributes,
+        op.location,
+    )
+    made = new_op(type(op), *args)
+    reference = type(op).create(
+        operands=args[0],
+        result_types=args[1],
+        properties=args[2],
+        attributes=args[3],
+        location=args[4],
+    )
+    assert _fields(made) == _fields(reference)
+    assert made.properties is not op.properties and made.attributes is not op.attributes
+    # each operand gained one use by `made` (and one by `reference`), at the right index
+    for n, value in enumerate(op.operands):
+        users = [(u.operation, u.index) for u in value.uses]
+        assert users.count((made, n)) == 1 and users.count((reference, n)) == 1
+
+
+def test_new_op_fills_irdl_defaults_like_create() -> None:
+    # `arith.addi` has an `overflowFlags` property with a default: create fills it in.
+    c = arith.ConstantOp(IntegerAttr(1, IndexType()))
+    made = new_op(arith.AddiOp, [c.result, c.result], [IndexType()], {}, {}, c.location)
+    reference = arith.AddiOp.create(operands=[c.result, c.result], result_types=[IndexType()])
+    assert reference.properties, "xDSL no longer fills a default here: pick another op"
+    assert made.properties == reference.properties
+
+
+def test_append_ops_links_like_add_ops() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(3)]
+    block = Block([c[0]])
+    append_ops(block, c[1:])
+    assert list(block.ops) == c
+    assert [op.parent for op in c] == [block] * 3
+    assert block.first_op is c[0] and block.last_op is c[2]
+    assert c[1].prev_op is c[0] and c[1].next_op is c[2] and c[2].next_op is None
+    with pytest.raises(ValueError, match="already attached"):
+        append_ops(Block(), [c[0]])
+
+
+def test_clone_ops_prints_as_xdsl_clone() -> None:
+    # two copies of the loop body for %i -> the first op's result, once by clone_ops,
+    # once by xDSL's clone op by op with one growing value mapping
+    ours, theirs = _module(), _module()
+    for module, clone in (
+        (ours, lambda ops, m: clone_ops(ops, m)),
+        (theirs, lambda ops, m: [op.clone(m) for op in ops]),
+    ):
+        loop = _loop(module)
+        body = loop.body.block
+        ops = [op for op in body.ops if not isinstance(op, pto.YieldOp)]
+        mapping = {loop.induction_var: ops[1].results[0]}
+        copies = clone(ops, dict(mapping))
+        for op in copies:
+            body.insert_op_before(op, body.last_op)
+    assert print_module(ours) == print_module(theirs)
+    assert print_module(ours).count("pto.exp") == 2
+
+
+def test_clone_ops_copies_regions_as_xdsl_clone() -> None:
+    ours, theirs = _module(), _module()
+    for module, clone in (
+        (ours, lambda op: clone_ops([op], {})[0]),
+        (theirs, lambda op: op.clone()),
+    ):
+        loop = _loop(module)
+        loop.parent.insert_op_after(clone(loop), loop)
+    assert print_module(ours) == print_module(theirs)
+    assert print_module(ours).count("pto.loop") == 2
+
+
+def test_move_run_relinks_both_blocks() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(5)]
+    source, target = Block(c), Block()
+    move_run(c[1:4], target)
+    assert list(source.ops) == [c[0], c[4]] and list(target.ops) == c[1:4]
+    assert [op.parent for op in c] == [source, target, target, target, source]
+    assert c[0].next_op is c[4] and c[4].prev_op is c[0]
+    assert c[1].prev_op is None and c[3].next_op is None and target.last_op is c[3]
+    move_run(c[:1], target)  # a run at the start, onto a non-empty block
+    assert list(source.ops) == [c[4]] and source.first_op is c[4]
+    assert list(target.ops) == [c[1], c[2], c[3], c[0]]
+    with pytest.raises(ValueError, match="not consecutive"):
+        move_run([c[1], c[3]], Block())
+
+
+def test_detach_ops_unlinks_like_detach() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(4)]
+    block = Block(c)
+    detach_ops([c[0], c[2], c[3], c[0]])  # (an op already detached is skipped)
+    assert list(block.ops) == [c[1]] and block.first_op is c[1] and block.last_op is c[1]
+    assert c[1].prev_op is None and c[1].next_op is None
+    assert all(op.parent is None and op.prev_op is None and op.next_op is None for op in c[::2])
