@@ -185,6 +185,46 @@ def test_iterations_are_interleaved_where_legal() -> None:
     assert names[:11] == [v, e, i, a, v, i, e, v, i, a, e]
 
 
+SETTINGS = """
+pto.kernel @rows(%x: memref<13x64xf32>, %out: memref<13x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c13 = arith.constant 13 : index
+  pto.loop %i = %c0 to %c13 step %c1 name "rows" unroll [8, 4, 2, 1] {
+    pto.set_vec_tile_shapes [1, 64]
+    %t = pto.view %x[%i, 0] : memref<13x64xf32> -> tensor<1x64xf32>
+    %e = pto.exp %t : tensor<1x64xf32>
+    pto.set_vec_tile_shapes [1, 32]
+    %r = pto.exp %e : tensor<1x64xf32>
+    pto.assemble %r into %out[%i, 0] : tensor<1x64xf32>, memref<13x64xf32>
+  }
+}
+"""
+
+
+def test_settings_do_not_stop_interleaving() -> None:
+    """A tile-shape setting is state the group re-establishes where an op needs it, not
+    a barrier: iteration k+1 still starts before iteration k ends, and every exp runs
+    under its own iteration's setting (the first exp of an iteration under [1, 64], the
+    second under [1, 32])."""
+    module = _stitched(SETTINGS, 8)
+    loop = next(op for op in module.walk() if isinstance(op, pto.LoopOp))
+    group = next(op for op in loop.body.block.ops if isinstance(op, pto.StitchOp))
+    ops = list(group.body.block.ops)
+    views = [k for k, op in enumerate(ops) if isinstance(op, pto.ViewOp)]
+    stores = [k for k, op in enumerate(ops) if isinstance(op, pto.AssembleOp)]
+    assert views[1] < stores[0]
+    state, seen = None, []
+    for op in ops:
+        if isinstance(op, pto.SetVecTileShapesOp):
+            state = list(op.shape.get_values())
+        elif isinstance(op, pto.ExpOp):
+            first = isinstance(op.input.owner, pto.ViewOp)
+            seen.append((first, state))
+    assert len(seen) == 16
+    assert all(state == ([1, 64] if first else [1, 32]) for first, state in seen)
+
+
 # --------------------------------------------------------------------------- a planted bug
 
 

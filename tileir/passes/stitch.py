@@ -373,13 +373,6 @@ def _op_class(op: Operation) -> tuple[str, tuple[str, ...]]:
         else:
             how = "query"  # ask the op instance (or its contents, for region ops)
         tile = t.name.startswith("pto.") and not issubclass(t, _STRUCTURE)
-        if how == "setting" and tile:
-            # FIXME: since cf00e0a the settings were classed "setting+tile", which the
-            # "setting" test of `_effects_of` never matched: they went on to
-            # `get_effects` (None for them), so every setting is a barrier and no
-            # setting is re-established. Kept (byte-identical output); dropping these
-            # two lines restores the documented treatment of settings.
-            how = "unknown" if not op.get_traits_of_type(MemoryEffect) else "query"
         c = _OP_CLASS[t] = (how, _class_reads(t) if tile else ())
     return c
 
