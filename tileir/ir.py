@@ -93,6 +93,11 @@ def _defaults(cls: type[Operation]) -> tuple[tuple[tuple[str, Attribute], ...], 
     return result
 
 
+_NO_RESULTS: SSAValues[OpResult] = SSAValues()
+"""The results of an op that has none (an immutable tuple: ops share it, as they
+share `Operation`'s own default)."""
+
+
 def new_op(
     cls: type[OperationT],
     operands: Sequence[SSAValue],
@@ -130,7 +135,11 @@ def new_op(
         value.first_use = use
         uses.append(use)
     op._operand_uses = tuple(uses)
-    op.results = SSAValues([OpResult(t, op, index) for index, t in enumerate(result_types)])
+    op.results = (
+        SSAValues([OpResult(t, op, index) for index, t in enumerate(result_types)])
+        if result_types
+        else _NO_RESULTS
+    )
     op.properties = dict(properties)
     op.attributes = dict(attributes)
     op.location = location
@@ -238,59 +247,18 @@ def append_ops(block: Block, ops: Iterable[Operation]) -> None:
     block._last_op = last
 
 
-_NO_RESULTS: SSAValues[OpResult] = SSAValues()
-"""The results of an op that has none (an immutable tuple: ops share it, as they
-share `Operation`'s own default)."""
-
-
 def _clone_one_pass(op: Operation, mapping: dict[int, SSAValue]) -> Operation:
-    cls = type(op)
     regions = op.regions
-    defaults = _DEFAULTS.get(cls, False)
-    if defaults is False:
-        defaults = _defaults(cls)
-    if regions or defaults is None:
-        new = new_op(
-            cls,
-            [mapping.get(id(v), v) for v in op._operands],
-            [r.type for r in op.results],
-            op.properties,
-            op.attributes,
-            op.location,
-            [Region() for _ in regions] if regions else (),
-        )
-    else:
-        # `new_op` inlined for an op without regions: this runs once per op a
-        # loop-unroll makes
-        new = cls.__new__(cls)
-        get = mapping.get
-        operands = [get(id(v), v) for v in op._operands]
-        new._operands = SSAValues(operands)
-        uses: list[Use] = []
-        for index, value in enumerate(operands):
-            first = value.first_use
-            use = Use(new, index, None, first)
-            if first is not None:
-                first._prev_use = use
-            value.first_use = use
-            uses.append(use)
-        new._operand_uses = tuple(uses)
-        new.results = (
-            SSAValues([OpResult(r._type, new, n) for n, r in enumerate(op.results)])
-            if op.results
-            else _NO_RESULTS
-        )
-        new.properties = dict(op.properties)
-        new.attributes = dict(op.attributes)
-        new.location = op.location
-        new._successors = ()
-        new._successor_uses = ()
-        new.regions = ()
-        props, attrs = defaults
-        for name, value in props:
-            new.properties.setdefault(name, value)
-        for name, value in attrs:
-            new.attributes.setdefault(name, value)
+    get = mapping.get
+    new = new_op(
+        type(op),
+        [get(id(v), v) for v in op._operands],
+        [r._type for r in op.results],
+        op.properties,
+        op.attributes,
+        op.location,
+        [Region() for _ in regions] if regions else (),
+    )
     for old, result in zip(op.results, new.results):
         mapping[id(old)] = result
         name = old._name
