@@ -515,7 +515,12 @@ class RegionBuilder(Evaluator):
                             "after the loop is unknown"
                         )
                     continue
-            if self.defined_in(value, region) and not _hoist_alias(value, region):
+            if not self.defined_in(value, region):
+                continue
+            chain = _alias_chain(value, region)
+            if chain is not None:
+                _move_before_loop(chain, region)
+            else:
                 scope.vars[name] = Poison(
                     f"`{name}` is assigned inside the {where}; a value computed in a loop "
                     "body cannot be used after the loop (keep loop state in memory: a "
@@ -604,14 +609,15 @@ class RegionBuilder(Evaluator):
         return op.result
 
 
-def _hoist_alias(value: Any, region: Region) -> bool:
+def _alias_chain(value: Any, region: Region) -> list[Operation] | None:
     """`kv = pypto.reshape(kv_in, [n * h, d], inplace=True)` in a loop body, used after
     the loop: an inplace reshape of memory names the same memory whatever the iteration
     (`pto.reshape_mem` moves no data), so when its operands (and the index arithmetic
-    of its sizes) come from outside the loop, it moves before the loop, where PyPTO's
-    trace made it once too. Anything else computed in the body stays inside."""
+    of its sizes) come from outside the loop, it can move before the loop, where
+    PyPTO's trace made it once too. The ops to move (operands first), or None when
+    `value` is anything else computed in the body (which stays inside)."""
     if not (isinstance(value, SSAValue) and isinstance(value.owner, pto.ReshapeMemOp)):
-        return False
+        return None
     body = region.block
     chain: list[Operation] = []
 
@@ -630,14 +636,16 @@ def _hoist_alias(value: Any, region: Region) -> bool:
         chain.append(op)
         return True
 
-    if not collect(value):
-        return False
+    return chain if collect(value) else None
+
+
+def _move_before_loop(chain: Sequence[Operation], region: Region) -> None:
+    """Move `chain` (ops of the loop body `region`, operands first) before the loop."""
     loop = region.parent_op()
     assert loop is not None
-    for op in chain:  # operands first
+    for op in chain:
         op.detach()
         Rewriter.insert_op(op, InsertPoint.before(loop))
-    return True
 
 
 _ALIAS_CHAIN = (pto.ReshapeMemOp, memref.DimOp)
