@@ -228,6 +228,29 @@ def detach_ops(ops: Iterable[Operation]) -> None:
         op.parent = None
 
 
+def escaping_results(ops: Sequence[Operation], block: Block) -> list[SSAValue]:
+    """The results of `ops` (ops of `block`) that an op outside them uses; an op nested
+    in one of them is inside. Uses are followed by their links and ops are told by id
+    (xDSL's `uses` is a generator and `Operation.__hash__` is Python code): the passes
+    that wrap a run of ops into a region op ask this once per op they move."""
+    members = {id(op) for op in ops}
+    escaping: list[SSAValue] = []
+    for op in ops:
+        for result in op.results:
+            use = result.first_use
+            while use is not None:
+                user = use.operation
+                while id(user) not in members and user.parent is not block:
+                    user = user.parent_op()
+                    if user is None:
+                        break
+                if user is None or id(user) not in members:
+                    escaping.append(result)
+                    break
+                use = use._next_use
+    return escaping
+
+
 def append_ops(block: Block, ops: Iterable[Operation]) -> None:
     """`block.add_ops(ops)` for ops that are in no block and that do not hold `block`
     (new ops, or ops just detached from elsewhere): the ops are linked in without

@@ -11,16 +11,21 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation
 
+from frontends.kernels import SEED_KERNELS
+from frontends.pypto import load_source
 from tileir.dialect import pto
 from tileir.ir import (
     append_ops,
     clone_ops,
     detach_ops,
+    escaping_results,
+    make_context,
     move_run,
     new_op,
     parse_module,
     print_module,
 )
+from tileir.passes import parse_pipeline
 
 SOURCE = """
 pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
@@ -165,3 +170,34 @@ def test_detach_ops_unlinks_like_detach() -> None:
     assert list(block.ops) == [c[1]] and block.first_op is c[1] and block.last_op is c[1]
     assert c[1].prev_op is None and c[1].next_op is None
     assert all(op.parent is None and op.prev_op is None and op.next_op is None for op in c[::2])
+
+
+def _escaping_by_xdsl(run: list[Operation]) -> list:
+    """The reference: a result escapes when some use is by an op that is none of `run`
+    and lies in none of them (xDSL's `uses` and `is_ancestor`)."""
+    return [
+        r
+        for op in run
+        for r in op.results
+        if any(all(not m.is_ancestor(u.operation) for m in run) for u in r.uses)
+    ]
+
+
+@pytest.mark.parametrize("seed", SEED_KERNELS, ids=[k.name for k in SEED_KERNELS])
+def test_escaping_results_as_xdsl_says(seed) -> None:
+    """Every run of up to 6 consecutive ops of every block of a seed kernel (after
+    vc-split, so that stages nest ops)."""
+    module = load_source(seed.path.read_text(), str(seed.path))
+    for p in parse_pipeline("vc-split"):
+        p.apply(make_context(), module)
+    checked = 0
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                ops = list(block.ops)
+                for start in range(len(ops)):
+                    for n in range(1, 7):
+                        run = ops[start : start + n]
+                        assert escaping_results(run, block) == _escaping_by_xdsl(run)
+                        checked += 1
+    assert checked > 0

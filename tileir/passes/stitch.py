@@ -117,7 +117,7 @@ from tileir.dialect.pto import (
     is_alias,
     memory_root,
 )
-from tileir.ir import append_ops, block_ops, detach_ops, new_op
+from tileir.ir import append_ops, block_ops, detach_ops, escaping_results, new_op
 from tileir.passes.stages import kernels
 
 DEFAULT_MAX_FUNCTIONS = 128
@@ -845,22 +845,6 @@ def _drop_repeated_settings(ops: Iterable[Operation], rewriter: PatternRewriter)
     return kept
 
 
-def _escaping(ops: Sequence[Operation], members: set[int]) -> list[SSAValue]:
-    """Results of `ops` used by ops that are not among them (`members`: their ids)."""
-    block = ops[0].parent if ops else None
-    escaping: list[SSAValue] = []
-    for op in ops:
-        for r in op.results:
-            use = r.first_use
-            while use is not None:  # (`r.uses`, without its generator)
-                user = use.operation
-                if id(user) not in members and _top_in(user, members, block) is None:
-                    escaping.append(r)
-                    break
-                use = use._next_use
-    return escaping
-
-
 _I64_ATTRS: dict[int, IntegerAttr] = {}
 
 
@@ -884,7 +868,7 @@ def _wrap(
     dropped settings, plus re-inserted ones) right after `anchor` in `parent` (the op
     before the group, None: at the start); values used after it leave it as results."""
     members = {id(op) for op in ops}
-    escaping = _escaping(ops, members)
+    escaping = escaping_results(ops, parent)
     detach_ops(new_order)
     yield_op = new_op(YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)
     # The body is filled while the stitch hangs in no tree: xDSL checks on every

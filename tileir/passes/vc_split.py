@@ -78,7 +78,7 @@ from xdsl.passes import ModulePass
 
 from tileir.dialect import pto
 from tileir.dialect.dtypes import BY_MLIR
-from tileir.ir import append_ops, block_ops, move_run, new_op
+from tileir.ir import append_ops, block_ops, escaping_results, move_run, new_op
 from tileir.passes.platform import Platform, derive_cube_tile, derive_vec_tile, get_platform
 from tileir.passes.stages import (
     Unit,
@@ -137,22 +137,7 @@ def _make_stage(run: list[Operation], unit: Unit) -> pto.StageOp:
     used after the run leave the stage as results."""
     parent = run[0].parent_block()
     assert parent is not None
-    # Sets of ids: xDSL's `Operation.__hash__` is Python code.
-    members = {id(op) for op in run}
-    escaping: list[SSAValue] = []
-    for op in run:
-        for result in op.results:
-            use = result.first_use
-            while use is not None:  # (`result.uses`, without its generator)
-                user = use.operation
-                if user.parent is parent:
-                    outside = id(user) not in members
-                else:
-                    outside = id(_ancestor_in(user, parent)) not in members
-                if outside:
-                    escaping.append(result)
-                    break
-                use = use._next_use
+    escaping = escaping_results(run, parent)
     anchor = run[-1].next_op
     # Filled while it hangs in no tree: nothing to check on the way in (`add_op` would
     # walk up from the block for each op).
