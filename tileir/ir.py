@@ -174,6 +174,20 @@ def block_ops(block: Block) -> list[Operation]:
     return ops
 
 
+def _unlink(block: Block, first: Operation, last: Operation) -> None:
+    """Take the ops `first` .. `last` (consecutive in `block`) out of `block`'s list;
+    their own links to each other and to their old neighbours are left to the caller."""
+    before, after = first._prev_op, last._next_op
+    if before is None:
+        block._first_op = after
+    else:
+        before._next_op = after
+    if after is None:
+        block._last_op = before
+    else:
+        after._prev_op = before
+
+
 def move_run(run: Sequence[Operation], block: Block) -> None:
     """Move `run`, consecutive ops of one block in their order, to the end of `block`,
     which none of them holds (e.g. a new block): one unlink and one link of the run as
@@ -186,15 +200,7 @@ def move_run(run: Sequence[Operation], block: Block) -> None:
     for op, following in zip(run, run[1:]):
         if op._next_op is not following:
             raise ValueError("move_run: the ops are not consecutive ops of one block")
-    before, after = first._prev_op, last._next_op
-    if before is None:
-        source._first_op = after
-    else:
-        before._next_op = after
-    if after is None:
-        source._last_op = before
-    else:
-        after._prev_op = before
+    _unlink(source, first, last)
     tail = block._last_op
     first._prev_op = tail
     if tail is None:
@@ -214,17 +220,8 @@ def detach_ops(ops: Iterable[Operation]) -> None:
         block = op.parent
         if block is None:
             continue
-        before, after = op._prev_op, op._next_op
-        if before is None:
-            block._first_op = after
-        else:
-            before._next_op = after
-            op._prev_op = None
-        if after is None:
-            block._last_op = before
-        else:
-            after._prev_op = before
-            op._next_op = None
+        _unlink(block, op, op)
+        op._prev_op = op._next_op = None
         op.parent = None
 
 

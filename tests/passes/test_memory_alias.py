@@ -13,7 +13,7 @@ import pytest
 from tileir.backends.numpy import run
 from tileir.dialect import pto
 from tileir.ir import make_context, parse_module
-from tileir.passes import stitch as stitch_module
+from tileir.passes import stitch_effects
 from tileir.passes.coarsen import CoarsenPass
 from tileir.passes.loop_fusion import LoopFusionPass
 from tileir.passes.loop_unroll import LoopUnrollPass
@@ -69,8 +69,8 @@ def test_stitch_keeps_a_write_before_the_next_read_through_an_alias(n: int) -> N
 def test_stitch_comparing_memrefs_by_name_would_miscompile(monkeypatch) -> None:
     """The planted bug: with aliases taken for separate memory, stitch moves iteration
     k+1's read of the accumulator (through the alias) above iteration k's write."""
-    monkeypatch.setattr(stitch_module, "is_alias", lambda value: False)
-    monkeypatch.setattr(stitch_module, "memory_root", lambda value: value)
+    monkeypatch.setattr(stitch_effects, "is_alias", lambda value: False)
+    monkeypatch.setattr(stitch_effects, "memory_root", lambda value: value)
     with pytest.raises(SemanticsMismatch):
         check_pass(
             [LoopUnrollPass(), StitchPass(max_functions=4)],

@@ -13,7 +13,7 @@ from frontends.pypto import load_source
 from tileir.backends.numpy import run
 from tileir.dialect import pto
 from tileir.ir import make_context, parse_module
-from tileir.passes import stitch as stitch_module
+from tileir.passes import stitch_effects
 from tileir.passes.loop_unroll import LoopUnrollPass
 from tileir.passes.stitch import Access, StitchPass, stitch_report
 from tileir.testing import SemanticsMismatch, check_pass, modules, random_inputs, run_kernel
@@ -245,11 +245,11 @@ def _contexts(module) -> dict[object, tuple[object, ...]]:
     state: dict[str, object] = {}
     out: dict[object, tuple[object, ...]] = {}
     for op in module.walk():
-        kind = stitch_module._SETTINGS.get(type(op))
+        kind = stitch_effects._SETTINGS.get(type(op))
         if kind is not None:
-            state[kind] = stitch_module._setting_key(op)
-        elif op.name.startswith("pto.") and not isinstance(op, stitch_module._STRUCTURE):
-            out[op] = tuple(state.get(k) for k in stitch_module._reads_of(op))
+            state[kind] = stitch_effects._setting_key(op)
+        elif op.name.startswith("pto.") and not isinstance(op, stitch_effects._STRUCTURE):
+            out[op] = tuple(state.get(k) for k in stitch_effects._reads_of(op))
     return out
 
 

@@ -1,0 +1,377 @@
+"""What `stitch` knows of the ops it reorders: the settings they read and write
+(tile shapes, labels), the index forms of their offsets (`i * 8 + 2`), and their
+memory effects (the windows they read and write). `tileir.passes.stitch` schedules
+with these; nothing here changes IR."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    MemRefType,
+    TensorType,
+)
+from xdsl.dialects.utils.dynamic_index_list import get_dynamic_index_list
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import (
+    IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
+    NoMemoryEffect,
+    get_effects,
+)
+
+from tileir.bindings.matmul import CUBE_OPS
+from tileir.dialect.pto import (
+    AssembleOp,
+    LoopOp,
+    LoopUnrollOp,
+    SetCubeTileShapesOp,
+    SetSemanticLabelOp,
+    SetVecTileShapesOp,
+    StageOp,
+    StitchOp,
+    TensorOp,
+    TransferOp,
+    ViewOp,
+    YieldOp,
+    constant_index,
+    is_alias,
+    memory_root,
+)
+
+_SETTINGS: dict[type[Operation], str] = {
+    SetVecTileShapesOp: "vec",
+    SetCubeTileShapesOp: "cube",
+    SetSemanticLabelOp: "label",
+}
+_KINDS = tuple(_SETTINGS.values())
+_STRUCTURE = (StageOp, StitchOp, YieldOp, LoopOp, LoopUnrollOp)
+"""pto ops that only hold other ops and use no setting themselves."""
+
+
+# --------------------------------------------------------------------------- index forms
+
+
+@dataclass(frozen=True)
+class Linear:
+    """`const + sum(coeff * base)` over opaque index values: enough to prove that two
+    windows `[%j + 1]` and `[%j + 2]` do not overlap."""
+
+    const: int
+    terms: frozenset[tuple[SSAValue, int]] = frozenset()
+
+    def plus(self, other: Linear, sign: int = 1) -> Linear:
+        coeffs: dict[SSAValue, int] = dict(self.terms)
+        for v, c in other.terms:
+            coeffs[v] = coeffs.get(v, 0) + sign * c
+        return Linear(
+            self.const + sign * other.const,
+            frozenset((v, c) for v, c in coeffs.items() if c),
+        )
+
+    def scaled(self, k: int) -> Linear:
+        if k == 0:
+            return Linear(0)
+        return Linear(self.const * k, frozenset((v, c * k) for v, c in self.terms))
+
+
+class _IndexForms:
+    """Memoised `Linear` forms of index values (through constant, addi, subi, muli),
+    and of the static index lists and shapes the windows are made of. (Keyed by id,
+    the key's object kept alive by the entry: xDSL's `__hash__` is Python code, or
+    hashes an attribute's whole contents.)"""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[SSAValue, Linear]] = {}
+        self.ints: dict[int, Linear] = {}
+        self.statics: dict[int, tuple[Attribute, tuple[int, ...]]] = {}
+        self.traces: dict[int, tuple[SSAValue, SSAValue, bool]] = {}
+        self.memrefs: dict[type[Attribute], bool] = {}
+
+    def is_memref(self, t: Attribute) -> bool:
+        """`isinstance(t, MemRefType)`, once per attribute class."""
+        known = self.memrefs.get(type(t))
+        if known is None:
+            known = self.memrefs[type(t)] = isinstance(t, MemRefType)
+        return known
+
+    def trace(self, memory: SSAValue) -> tuple[SSAValue, bool]:
+        """(`memory_root(memory)`, `is_alias(memory)`), once per value: a value's chain
+        of owners does not change while the pass runs (a group's results, which take
+        over uses, lead back to the same root)."""
+        hit = self.traces.get(id(memory))
+        if hit is None:
+            hit = self.traces[id(memory)] = (memory, memory_root(memory), is_alias(memory))
+        return hit[1], hit[2]
+
+    def of(self, value: int | SSAValue) -> Linear:
+        if type(value) is int:
+            form = self.ints.get(value)
+            if form is None:
+                form = self.ints[value] = Linear(value)
+            return form
+        hit = self.memo.get(id(value))
+        if hit is not None:
+            return hit[1]
+        form = self._compute(value)
+        self.memo[id(value)] = (value, form)
+        return form
+
+    def static(self, attr: DenseArrayBase | TensorType) -> tuple[int, ...]:
+        """`attr.get_values()` of a dense array / `attr.get_shape()` of a tensor type."""
+        hit = self.statics.get(id(attr))
+        if hit is None:
+            values = attr.get_shape() if isinstance(attr, TensorType) else attr.get_values()
+            hit = self.statics[id(attr)] = (attr, tuple(values))
+        return hit[1]
+
+    def _compute(self, value: SSAValue) -> Linear:
+        op = value.owner
+        kind = type(op)  # (isinstance on xDSL's ABC-based classes is slow)
+        if kind is arith.ConstantOp:
+            c = constant_index(value)
+            if c is not None:
+                return Linear(c)
+        elif kind is arith.AddiOp:
+            return self.of(op._operands[0]).plus(self.of(op._operands[1]))
+        elif kind is arith.SubiOp:
+            return self.of(op._operands[0]).plus(self.of(op._operands[1]), -1)
+        elif kind is arith.MuliOp:
+            a, b = self.of(op._operands[0]), self.of(op._operands[1])
+            if not b.terms:
+                return a.scaled(b.const)
+            if not a.terms:
+                return b.scaled(a.const)
+        return Linear(0, frozenset({(value, 1)}))
+
+
+# --------------------------------------------------------------------------- effects
+
+
+@dataclass(frozen=True)
+class Access:
+    """A read or write of `buffer`; `window` is one (offset, size) per dim, None for
+    the whole buffer (size None: not known statically)."""
+
+    buffer: SSAValue
+    write: bool
+    window: tuple[tuple[Linear, int | None], ...] | None
+
+    def disjoint(self, other: Access) -> bool:
+        if self.window is None or other.window is None:
+            return False
+        for (a, sa), (b, sb) in zip(self.window, other.window):
+            if a.terms != b.terms:
+                continue
+            d = b.const - a.const
+            if (sa is not None and d >= sa) or (sb is not None and -d >= sb):
+                return True
+        return False
+
+
+def _window(
+    forms: _IndexForms, offsets: Sequence[int | SSAValue], shape: Sequence[int]
+) -> tuple[tuple[Linear, int | None], ...]:
+    return tuple((forms.of(o), None if s == DYNAMIC_INDEX else s) for o, s in zip(offsets, shape))
+
+
+def _access(
+    forms: _IndexForms,
+    memory: SSAValue,
+    write: bool,
+    offsets: Sequence[int | SSAValue],
+    shape: Sequence[int],
+) -> Access:
+    """An access of `memory` at `offsets`, keyed by the memory's root; through a
+    `pto.reshape_mem` alias the window is in other coordinates, so it is the whole root."""
+    root, alias = forms.trace(memory)
+    return Access(root, write, None if alias else _window(forms, offsets, shape))
+
+
+Setting = tuple[object, ...] | None
+"""A setting's value (op name and properties); None when not known statically."""
+
+
+@dataclass
+class _Effects:
+    """What one top-level op of a group does, its nested ops included. Settings are
+    statements that hold until the next one: `reads` are the kinds the op's pto ops
+    use before the op sets them itself; `writes` the value each kind has after it."""
+
+    accesses: list[Access] = field(default_factory=list)
+    writes: dict[str, Setting] = field(default_factory=dict)
+    reads: set[str] = field(default_factory=set)
+    barrier: bool = False
+
+
+_IS_TILE: dict[type[Attribute], bool] = {}
+_READS: dict[type[Operation], tuple[str, ...]] = {}
+
+
+def _is_tile(t: Attribute) -> bool:
+    """`isinstance(t, TensorType)`, once per attribute class (isinstance on xDSL's
+    ABC-based classes is slow, and this is asked of every operand of every op)."""
+    known = _IS_TILE.get(type(t))
+    if known is None:
+        known = _IS_TILE[type(t)] = isinstance(t, TensorType)
+    return known
+
+
+def _class_reads(t: type[Operation]) -> tuple[str, ...]:
+    """The settings the ops of class `t` are compiled under when they touch a tile."""
+    reads = _READS.get(t)
+    if reads is None:
+        if issubclass(t, TransferOp):
+            reads = ()
+        elif issubclass(t, CUBE_OPS):
+            reads = ("cube", "label")
+        else:
+            reads = ("vec", "label")
+        _READS[t] = reads
+    return reads
+
+
+def _touches_tile(op: Operation) -> bool:
+    known = _IS_TILE.get
+    for v in op.results:
+        tile = known(type(v._type))
+        if tile or (tile is None and _is_tile(v._type)):
+            return True
+    for v in op._operands:
+        tile = known(type(v._type))
+        if tile or (tile is None and _is_tile(v._type)):
+            return True
+    return False
+
+
+def _reads_of(op: Operation) -> tuple[str, ...]:
+    """The settings an op is compiled under: the cube tile shape for matmul, the
+    vector tile shape for the rest; the label for all. A transfer is tileir's model
+    of a buffer hand-off and is not emitted; ops on no tile (loop-state queries) use
+    none."""
+    reads = _class_reads(type(op))
+    return reads if reads and _touches_tile(op) else ()
+
+
+def _conditional(op: Operation, top: Operation) -> bool:
+    """Whether `op` may not run when `top` runs (it sits in a loop or a branch)."""
+    if op is top:
+        return False
+    parent = op.parent_op()
+    while parent is not None and parent is not top:
+        if not isinstance(parent, StageOp | StitchOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+_OP_CLASS: dict[type[Operation], tuple[str, tuple[str, ...]]] = {}
+"""Per op class, how `_effects_of` treats it and the settings its ops read when they
+touch a tile (computed once per class: the traits are the same for every instance)."""
+
+
+def _op_class(op: Operation) -> tuple[str, tuple[str, ...]]:
+    t = type(op)
+    c = _OP_CLASS.get(t)
+    if c is None:
+        if t in _SETTINGS:
+            how = "setting"
+        elif t is ViewOp:
+            how = "view"
+        elif t is AssembleOp:
+            how = "assemble"
+        elif t is TensorOp:
+            how = "alloc"
+        elif op.has_trait(IsTerminator) or op.has_trait(NoMemoryEffect):
+            how = "none"
+        elif not op.get_traits_of_type(MemoryEffect):
+            how = "unknown"  # (`get_effects` is None for every op of the class)
+        else:
+            how = "query"  # ask the op instance (or its contents, for region ops)
+        tile = t.name.startswith("pto.") and not issubclass(t, _STRUCTURE)
+        c = _OP_CLASS[t] = (how, _class_reads(t) if tile else ())
+    return c
+
+
+_SHARED_EFFECTS: dict[tuple[bool, tuple[str, ...]], _Effects] = {}
+"""The effects of an op without regions that has no memory effect, or effects that
+are unknown for its whole class (a barrier), by that and the settings it reads: one
+shared (read-only, like every `_Effects` once made) object each."""
+
+
+def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
+    if not top.regions:
+        how, reads = _op_class(top)
+        if how == "none" or how == "unknown":
+            if reads and not _touches_tile(top):
+                reads = ()
+            key = (how == "unknown", reads)
+            fx = _SHARED_EFFECTS.get(key)
+            if fx is None:
+                fx = _SHARED_EFFECTS[key] = _Effects(reads=set(reads), barrier=key[0])
+            return fx
+    fx = _Effects()
+    definite: set[str] = set()
+    for op in top.walk() if top.regions else (top,):
+        how, reads = _op_class(op)
+        if how == "setting":
+            kind = _SETTINGS[type(op)]
+            if _conditional(op, top):
+                fx.writes[kind] = None
+            else:
+                fx.writes[kind] = _setting_key(op)
+                definite.add(kind)
+            continue
+        if reads and _touches_tile(op):
+            if definite:
+                fx.reads.update(k for k in reads if k not in definite)
+            else:
+                fx.reads.update(reads)
+        if how == "none":
+            continue
+        if how == "view":
+            source = op._operands[0]
+            if forms.is_memref(source.type):
+                shape = forms.static(op.results[0].type)  # type: ignore[arg-type]
+                offsets = forms.static(op.properties["static_offsets"])  # type: ignore[arg-type]
+                if DYNAMIC_INDEX in offsets:
+                    # `op.offsets`: the operands after the source, as many as the
+                    # segment sizes say (read once per segment-sizes attribute)
+                    segments = forms.static(op.properties["operandSegmentSizes"])  # type: ignore[arg-type]
+                    dynamic = op._operands[1 : 1 + segments[1]]
+                    offsets = get_dynamic_index_list(offsets, dynamic, DYNAMIC_INDEX)
+                fx.accesses.append(_access(forms, source, False, offsets, shape))
+        elif how == "assemble":
+            src, dst = op._operands[0], op._operands[1]
+            shape = forms.static(src.type)  # type: ignore[arg-type]
+            offsets = forms.static(op.properties["static_offsets"])  # type: ignore[arg-type]
+            if DYNAMIC_INDEX in offsets:  # (`op.offsets`: the operands after src, dst)
+                offsets = get_dynamic_index_list(offsets, op._operands[2:], DYNAMIC_INDEX)
+            fx.accesses.append(_access(forms, dst, True, offsets, shape))
+        elif how == "alloc":
+            fx.accesses.append(Access(op.results[0], True, None))
+        elif op.regions:  # region ops act through their contents, walked here too
+            continue
+        elif how == "unknown":
+            fx.barrier = True
+        else:
+            effects = get_effects(op)
+            if effects is None:
+                fx.barrier = True
+                continue
+            for e in effects:
+                if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
+                    write = e.kind != MemoryEffectKind.READ
+                    fx.accesses.append(Access(memory_root(e.value), write, None))
+                else:
+                    fx.barrier = True
+    return fx
+
+
+def _setting_key(op: Operation) -> tuple[object, ...]:
+    return (op.name, tuple(sorted(op.properties.items())))
