@@ -17,18 +17,16 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
+from tileir.errors import (  # noqa: F401  (re-exported: where callers look for them)
+    TileirError,
+    TileirWarning,
+    describe_runtime_error,
+    format_exception,
+    located,
+)
 from tileir.verify import OpVerifier, ops_in
-
-
-class TileirError(DiagnosticException):
-    """An error in the user's input, already formatted with its location."""
-
-
-class TileirWarning(UserWarning):
-    """Something in the user's input that tileir reads but that may not mean what was
-    meant (a keyword PyPTO ignores); the text is `file:line:col: warning: ...`."""
 
 
 def location_of(op: Operation) -> str | None:
@@ -43,9 +41,7 @@ def location_of(op: Operation) -> str | None:
 
 
 def error_at(op: Operation, message: str) -> TileirError:
-    where = location_of(op)
-    prefix = f"{where}: " if where else ""
-    return TileirError(f"{prefix}error: {message}")
+    return located(location_of(op), message)
 
 
 MAX_NESTING = 64
@@ -184,43 +180,3 @@ def decode_source(data: bytes, name: str) -> str:
             f"{name}:{line}:{column}: error: the file is not UTF-8 text "
             f"(byte 0x{data[e.start]:02x}: {e.reason})"
         ) from None
-
-
-_BROADCAST = re.compile(r"operands could not be broadcast together with shapes (.*)")
-
-
-def describe_runtime_error(e: BaseException) -> str:
-    """tileir's wording for what numpy raises while running an op (the caller adds the
-    op and its place): shapes as the IR writes them, sizes that cannot be allocated."""
-    message = str(e)
-    if m := _BROADCAST.match(message):
-        shapes = [
-            "[" + ", ".join(d for d in s.strip("()").split(",") if d) + "]"
-            for s in m.group(1).split()
-        ]
-        return f"operand shapes {' and '.join(shapes)} do not broadcast at run time"
-    if isinstance(e, MemoryError) or any(
-        s in message for s in ("array is too big", "Maximum allowed dimension exceeded")
-    ):
-        detail = message.split(" for an array")[0].replace("Unable to allocate", "needs")
-        extra = f" ({detail})" if detail.startswith("needs") else ""
-        return f"an array is too big to allocate{extra}"
-    return message or type(e).__name__
-
-
-def format_exception(e: BaseException) -> str:
-    """One diagnostic for any exception that reaches a tool's top level."""
-    if isinstance(e, ParseError):
-        loc = e.span.get_location()
-        context = e.span.print_with_context(e.msg).rstrip("\n")
-        return f"{loc}: error: {e.msg}\n{context}"
-    if isinstance(e, TileirError):
-        return str(e)
-    if isinstance(e, FileNotFoundError):
-        return f"error: no such file: {e.filename}"
-    if isinstance(e, OSError):
-        return f"error: {e.strerror or e}: {e.filename}"
-    message = str(e) or type(e).__name__
-    if not message.startswith("error"):
-        message = f"error: {message}"
-    return message

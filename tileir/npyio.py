@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from tileir.diagnostics import TileirError
+from tileir.errors import TileirError
 
 
 def load_npy(path: str | os.PathLike[str], dtype: np.dtype, what: str = "") -> np.ndarray:

@@ -99,3 +99,38 @@ def test_verifier_and_frontend_apply_the_same_rule() -> None:
     )
     with pytest.raises(TileirError, match="pypto.gather: index \\[4, 9\\] must have the rank"):
         load_source(py, "g.py")
+
+
+def test_the_dynamic_dim_marker_is_xdsls():
+    """`shapes` spells xDSL's `DYNAMIC_INDEX` itself (the numpy semantics read these rules
+    without importing xDSL): the two must be one value."""
+    from xdsl.dialects import builtin
+
+    assert shapes.DYNAMIC_INDEX == builtin.DYNAMIC_INDEX
+
+
+def test_the_element_type_table_builds_each_mlir_type_once():
+    """The MLIR column of the element-type table is made on first use (no xDSL at
+    import); every row's type maps back to its row and the spellings agree."""
+    from xdsl.dialects import builtin
+
+    from tileir.dialect import dtypes
+
+    expected = {
+        "bf16": builtin.BFloat16Type(),
+        "f16": builtin.Float16Type(),
+        "f32": builtin.Float32Type(),
+        "i1": builtin.IntegerType(1),
+        "i8": builtin.IntegerType(8),
+        "i16": builtin.IntegerType(16),
+        "i32": builtin.IntegerType(32),
+        "i64": builtin.IntegerType(64),
+        "f8E4M3FN": builtin.Float8E4M3FNType(),
+        "f8E5M2": builtin.Float8E5M2Type(),
+        "f8E8M0FNU": builtin.Float8E8M0FNUType(),
+    }
+    assert {t.short: t.mlir for t in dtypes.ELEMENT_TYPES} == expected
+    for t in dtypes.ELEMENT_TYPES:
+        assert dtypes.element_type(t.mlir) is t and dtypes.BY_MLIR[t.mlir] is t
+        assert t.mlir is t.mlir  # made once
+        assert str(t.mlir) == t.short

@@ -22,24 +22,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX
+from tileir.dialect.gathermask import GATHERMASK_MODES, GATHERMASK_PATTERNS  # noqa: F401
 
 Shape = tuple[int, ...]
 
-GATHERMASK_PATTERNS: dict[int, tuple[int, int]] = {
-    1: (0, 2),
-    2: (1, 2),
-    3: (0, 4),
-    4: (1, 4),
-    5: (2, 4),
-    6: (3, 4),
-    7: (0, 1),
-}
-"""`pypto.gathermask` pattern_mode -> (first kept element, step) along the last dim, from
-the pypto 0.2.0 `gathermask` docstring: 1/2 = 1st/2nd of every 2, 3..6 = 1st..4th of every
-4, 7 = all. The shape rule, the numpy semantics and the interpreter's valid-shape rule all
-read this table."""
-GATHERMASK_MODES = range(1, 8)
+DYNAMIC_INDEX = -(2**63)
+"""xDSL's `builtin.DYNAMIC_INDEX` (a `?` dim), spelled here so that the numpy semantics,
+which read these rules, import no xDSL (a test checks that the two agree)."""
 
 
 class ShapeError(ValueError):

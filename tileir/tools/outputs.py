@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tileir.diagnostics import TileirError
+from tileir.errors import TileirError
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -53,7 +53,7 @@ def exit_on_signals() -> None:
 
 
 def _format_warning(message, category, filename, lineno, line=None):  # noqa: ANN001, ANN202
-    from tileir.diagnostics import TileirWarning
+    from tileir.errors import TileirWarning
 
     if issubclass(category, TileirWarning):
         return f"{message}\n"

@@ -6,7 +6,6 @@ its binding. The value conventions are in `tileir.backends.numpy.interpreter`'s 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,21 +18,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tileir.diagnostics import TileirError, describe_runtime_error, error_at
+from tileir.backends.numpy.runtime import IndexList, Step, sequence
+from tileir.diagnostics import error_at, location_of
 from tileir.dialect import pto
 from tileir.dialect.dtypes import element_type
 
 if TYPE_CHECKING:
-    from tileir.backends.numpy.loops import _LoopBatcher
-
-
-Env = list[Any]
-Step = Callable[[Env], None]
-
-
-class _Fallback(Exception):
-    """Raised inside a batched loop body when a case is not batchable after all; the
-    loop then runs iteration by iteration (always safe, see `_LoopBatcher`)."""
+    from tileir.backends.numpy.runtime import LoopBatch
 
 
 # --------------------------------------------------------------------------- helpers
@@ -59,62 +50,18 @@ def _is_tile(v: SSAValue) -> bool:
     return isinstance(v.type, TensorType)
 
 
-def _scalar(value: Any) -> int:
-    """An index value that must be the same in every batched iteration, as an int."""
-    if isinstance(value, np.ndarray):
-        first = int(value.flat[0])
-        if value.size and not np.all(value == first):
-            raise _Fallback
-        return first
-    return int(value)
+def index_list(compiler: _Compiler, values: Sequence[int | SSAValue] | None) -> IndexList:
+    """The run-time reader of a mixed static / dynamic index list (`[0, %i]`)."""
+    spec = [
+        (compiler.slot(v), 0) if isinstance(v, SSAValue) else (-1, int(v)) for v in values or ()
+    ]
+    return IndexList(compiler, spec, values is not None)
 
 
-def _normalize_valid(valid: tuple[int, ...] | None, shape: Sequence[int]) -> tuple[int, ...] | None:
-    if valid is None or tuple(valid) == tuple(shape):
-        return None
-    return tuple(valid)
-
-
-def _tile_shape(arr: np.ndarray, rank: int) -> tuple[int, ...]:
-    return arr.shape[arr.ndim - rank :]
-
-
-class _IndexList:
-    """A mixed static / dynamic index list (`[0, %i]`) read from the environment."""
-
-    def __init__(self, compiler: _Compiler, values: Sequence[int | SSAValue] | None):
-        self.present = values is not None
-        self.spec = tuple(
-            (compiler.slot(v), 0) if isinstance(v, SSAValue) else (-1, int(v))
-            for v in (values or ())
-        )
-        self.static = all(s < 0 for s, _ in self.spec)
-        self.constant = tuple(c for _, c in self.spec)
-        if not self.static:
-            # Each static entry gets a slot of its own holding its value, so that one
-            # `itemgetter` (a C call) reads the whole list.
-            slots = []
-            for s, c in self.spec:
-                if s < 0:
-                    s = compiler.new_slot()
-                    compiler.template[s] = c
-                slots.append(s)
-            if len(slots) == 1:
-                (only,) = slots
-                self._get: Callable[[Env], tuple[Any, ...]] = lambda env: (env[only],)
-            else:
-                self._get = operator.itemgetter(*slots)
-
-    def __call__(self, env: Env) -> tuple[Any, ...]:
-        if self.static:
-            return self.constant
-        return self._get(env)
-
-
-def _result_shape(compiler: _Compiler, t: Attribute, sizes: Sequence[SSAValue]) -> _IndexList:
+def _result_shape(compiler: _Compiler, t: Attribute, sizes: Sequence[SSAValue]) -> IndexList:
     """The shape of a result type whose `?` dims come from `sizes` operands."""
     it = iter(sizes)
-    return _IndexList(compiler, [next(it) if s == DYNAMIC_INDEX else s for s in _shape(t)])
+    return index_list(compiler, [next(it) if s == DYNAMIC_INDEX else s for s in _shape(t)])
 
 
 # --------------------------------------------------------------------------- compiler
@@ -159,7 +106,7 @@ class _Compiler:
         """Whether independent loops may run batched (False: the reference path)."""
         self.read_only: set[SSAValue] = set()
         """Memrefs no op writes (kernel inputs never assembled into)."""
-        self.batchers: list[_LoopBatcher] = []
+        self.batchers: list[LoopBatch] = []
         self.loop_slots: dict[Operation, tuple[int, int]] = {}
         """loop op -> (slot of its (lb, ub, step), slot of its chunk length or -1)."""
         self.dies_at: dict[Operation, tuple[SSAValue, ...]] = {}
@@ -223,24 +170,6 @@ class _Compiler:
 
 
 def _sequence(steps: Sequence[tuple[Step, Operation, tuple[int, ...]]]) -> Step:
-    """Run the steps in order; after each, drop the slots of the tiles it used last
-    (the third item). A Python exception of a step is reported at its op."""
-    items = tuple((f, dead) for f, _, dead in steps)
-    op_of = {id(f): op for f, op, _ in steps}
-
-    def run(env: Env) -> None:
-        f = None
-        try:
-            for f, dead in items:
-                f(env)
-                for s in dead:
-                    env[s] = None
-        except (TileirError, _Fallback):
-            raise
-        except Exception as e:
-            op = op_of.get(id(f))
-            if op is None:
-                raise
-            raise error_at(op, f"'{op.name}': {describe_runtime_error(e)}") from e
-
-    return run
+    """Run the steps in order, dropping the slots of the tiles each used last (the third
+    item); a Python exception of a step is reported at its op (`runtime.sequence`)."""
+    return sequence([(f, dead, location_of(op), op.name) for f, op, dead in steps])

@@ -18,23 +18,21 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from tileir.backends.numpy import semantics
-from tileir.backends.numpy.compiler import (
+from tileir.backends.numpy.compiler import _Compiler, _rule_for, _sequence, _shape, index_list, rule
+from tileir.backends.numpy.runtime import (
     Env,
+    Fallback,
+    IndexList,
+    LoopBatch,
     Step,
-    _Compiler,
-    _Fallback,
-    _IndexList,
-    _normalize_valid,
-    _rule_for,
-    _scalar,
-    _sequence,
-    _shape,
-    _tile_shape,
-    rule,
+    normalize_valid,
+    scalar_index,
+    tile_shape,
 )
 from tileir.backends.numpy.scalar_rules import _INT_BINARY, _INT_CASTS, _is_index_like, _width
-from tileir.diagnostics import TileirError, error_at
+from tileir.diagnostics import location_of
 from tileir.dialect import pto
+from tileir.errors import located
 
 
 @rule(pto.TransferOp)
@@ -109,11 +107,12 @@ def _if(c: _Compiler, op: Operation) -> Step:
 
 def _loop_bounds(c: _Compiler, op: pto._LoopBase) -> Callable[[Env], tuple[int, int, int]]:
     lb, ub, st = c.slot(op.lower_bound), c.slot(op.upper_bound), c.slot(op.step)
+    where, name = location_of(op), op.name
 
     def bounds(env: Env) -> tuple[int, int, int]:
         step = env[st]
         if step <= 0:
-            raise error_at(op, f"'{op.name}' step {step} must be positive")
+            raise located(where, f"'{name}' step {step} must be positive")
         return env[lb], env[ub], step
 
     return bounds
@@ -127,7 +126,7 @@ def _loop(c: _Compiler, op: Operation) -> Step:
     bounds = _loop_bounds(c, op)
     iv = c.slot(op.induction_var)
     body = c.block(op.body.block)
-    batcher = _LoopBatcher.create(c, op, body) if c.vectorize and not c.batch else None
+    batcher = batch_loop(c, op, body) if c.vectorize and not c.batch else None
 
     def run(env: Env) -> None:
         lb, ub, step = bounds(env)
@@ -151,6 +150,7 @@ def _loop_unroll(c: _Compiler, op: Operation) -> Step:
     iv = c.slot(op.induction_var)
     factors = sorted(op.factors, reverse=True)
     body = c.block(op.body.block)
+    where = location_of(op)
 
     def run(env: Env) -> None:
         lb, ub, step = bounds(env)
@@ -160,7 +160,9 @@ def _loop_unroll(c: _Compiler, op: Operation) -> Step:
             left = -(-(ub - i) // step)
             n = next((f for f in factors if f <= left), 0)
             if n == 0:
-                raise error_at(op, f"no unroll factor of {factors} fits the {left} iterations left")
+                raise located(
+                    where, f"no unroll factor of {factors} fits the {left} iterations left"
+                )
             env[iv] = i
             env[chunk] = n
             body(env)
@@ -242,7 +244,7 @@ def _read_batched(
     for d, o in enumerate(offs):
         lo, hi = (int(o.min()), int(o.max())) if isinstance(o, np.ndarray) else (o, o)
         if lo < 0 or hi + valid[d] > src.shape[d]:
-            raise _Fallback  # the iteration-by-iteration run reports it
+            raise Fallback  # the iteration-by-iteration run reports it
     if len(varying) == 1:
         d = varying[0]
         o = offs[d]
@@ -277,34 +279,34 @@ def _at(x: Any, k: int) -> Any:
 
 
 def _batched_memory_view(
-    src: int, r: int, offsets: _IndexList, valid_of: _IndexList, shape_of: _IndexList
+    src: int, r: int, offsets: IndexList, valid_of: IndexList, shape_of: IndexList
 ) -> Step:
     def read(env: Env) -> None:
-        shape = tuple(_scalar(s) for s in shape_of(env))
+        shape = tuple(scalar_index(s) for s in shape_of(env))
         valid = shape
         if valid_of.present:
-            valid = semantics.view_valid_shape([_scalar(v) for v in valid_of(env)], shape)
+            valid = semantics.view_valid_shape([scalar_index(v) for v in valid_of(env)], shape)
         offs = offsets(env)
         if not any(isinstance(o, np.ndarray) for o in offs):
             offs = tuple(int(o) for o in offs)
             try:
                 tile = semantics.read_window(env[src], offs, shape, valid)
             except semantics.SemanticsError:
-                raise _Fallback from None
+                raise Fallback from None
         else:
             tile = _read_batched(env[src], offs, shape, valid)
-        env[r] = (tile, _normalize_valid(valid, shape))
+        env[r] = (tile, normalize_valid(valid, shape))
 
     return read
 
 
-def _batched_assemble(src: int, dst: int, offsets: _IndexList, rank: int) -> Step:
+def _batched_assemble(src: int, dst: int, offsets: IndexList, rank: int) -> Step:
     def write(env: Env) -> None:
         arr, valid = env[src]
         target = env[dst]
         offs = offsets(env)
         batched = arr.ndim > rank
-        shape = _tile_shape(arr, rank)
+        shape = tile_shape(arr, rank)
         v = valid or shape
         varying = [d for d, o in enumerate(offs) if isinstance(o, np.ndarray)]
         if not varying:
@@ -337,170 +339,73 @@ def _batched_assemble(src: int, dst: int, offsets: _IndexList, rank: int) -> Ste
     return write
 
 
-def _windows_disjoint(windows: Sequence[tuple[list[np.ndarray], tuple[np.ndarray, ...]]]) -> bool:
-    """Whether the windows written by different iterations never overlap.
-
-    `windows` holds, per assemble into one destination, its offsets and extents per dim
-    (arrays of one entry per iteration). Two boxes are disjoint when they are disjoint
-    in one dim; for each pair of assembles (an assemble with itself included) some dim
-    must separate every pair of different iterations. Same-iteration overlaps are fine:
-    the batched run keeps the program order within an iteration.
-    """
-    return all(
-        any(_separated(oa[d], ea[d], ob[d], eb[d]) for d in range(len(oa)))
-        for a, (oa, ea) in enumerate(windows)
-        for ob, eb in windows[a:]
-    )
-
-
-def _separated(oa: np.ndarray, ea: np.ndarray, ob: np.ndarray, eb: np.ndarray) -> bool:
-    """In one dim: no window [ob_j, ob_j + eb_j) overlaps [oa_k, oa_k + ea_k) for j != k."""
-    order = np.argsort(ob, kind="stable")
-    sb, se, si = ob[order], eb[order], order
-    emax = int(se.max())
-    # Candidates start in (oa - emax, oa + ea): found by binary search, then checked.
-    lo = np.searchsorted(sb, oa - emax, side="right")
-    hi = np.searchsorted(sb, oa + ea, side="left")
-    count = hi - lo
-    k = np.nonzero(count == 1)[0]
-    j = lo[k]
-    clash = (si[j] != k) & (sb[j] + se[j] > oa[k]) & (ea[k] > 0) & (se[j] > 0)
-    if np.any(clash):
-        return False
-    for k in np.nonzero(count > 1)[0]:
-        for j in range(lo[k], hi[k]):
-            if si[j] != k and sb[j] + se[j] > oa[k] and ea[k] > 0 and se[j] > 0:
-                return False
-    return True
-
-
-class _LoopBatcher:
-    """Runs a `pto.loop` whose iterations are independent as whole-array numpy ops.
-
-    Static conditions (checked when the kernel is lowered): the body holds only index
-    arithmetic (element reads of memory included), views, assembles and row-local tile
-    ops (elementwise, casts, reductions,
-    layout ops; no matmul, gather or topk, whose numpy kernels may round differently on
-    a different shape), no nested loops, branches or loop-state queries, and it never
-    reads (views, element reads) a memref it writes (assembles).
-
-    At run time the index arithmetic is evaluated for all iterations at once; iterations
-    are grouped by their valid shapes (a tail is its own group), the windows written by
-    different iterations must be disjoint, and every group of two or more iterations runs
-    once with a leading batch dim on its tiles (the others run one by one). Each tile op
-    is the same semantics call on an array with one more leading dim, and every op used
-    here computes each element (or each reduced row) independently of that dim, so the
-    bits equal the iteration-by-iteration run. Whenever something does not fit, the loop
-    runs iteration by iteration instead; that is always safe, because the iterations
-    only write memory the loop never reads.
-    """
-
-    def __init__(self, c: _Compiler, op: pto.LoopOp, general: Step):
-        self.iv = c.slot(op.induction_var)
-        self.general = general
-        previous = c.batch
-        c.batch = True
-        try:
-            self.body = c.block(op.body.block)
-            index_ops = [o for o in op.body.walk() if isinstance(o, _INDEX_OPS)]
-            self.index_steps = _sequence([(_rule_for(o)(c, o), o, ()) for o in index_ops])  # type: ignore[misc]
-        finally:
-            c.batch = previous
-        shape_values: list[SSAValue] = []
-        self.assembles: list[tuple[int, _IndexList, _IndexList, int]] = []
-        for o in op.body.walk():
-            if isinstance(o, pto.ViewOp | pto.FullOp | pto.ReshapeOp):
-                shape_values += list(o.valid_shape)
-                shape_values += list(getattr(o, "sizes", ()))
-            if isinstance(o, pto.AssembleOp):
-                self.assembles.append(
-                    (
-                        c.slot(o.dst),
-                        _IndexList(c, o.mixed_offsets),
-                        _tile_extents(c, o.src),
-                        c.slot(o.src),
-                    )
+def batch_loop(c: _Compiler, op: pto.LoopOp, general: Step) -> LoopBatch | None:
+    """The batched form of a loop (`runtime.LoopBatch`, whose docstring says when it
+    runs), or None when the loop breaks one of its static conditions: only batchable
+    ops, no float scalar computed per iteration, writes to distinct memory that the
+    loop never reads, and window indices the index steps compute."""
+    written: set[SSAValue] = set()
+    read: set[SSAValue] = set()
+    for o in op.body.walk():
+        if o is op:
+            continue
+        if not _batchable_op(o):
+            return None
+        if isinstance(o, pto.AssembleOp):
+            written.add(o.dst)
+        if isinstance(o, pto.ViewOp | pto.GetTensorDataOp) and isinstance(
+            o.source.type, MemRefType
+        ):
+            read.add(o.source)
+        for v in o.operands:
+            if not isinstance(v.type, TensorType | MemRefType | IndexType | IntegerType):
+                # A float scalar computed in the loop would differ per iteration.
+                if _defined_inside(v, op) and not isinstance(v.owner, arith.ConstantOp):
+                    return None
+    if not written:
+        return None
+    # Memory is compared by root: writes through two names of one memory (or a read
+    # of memory written under another name) are not checked disjoint window by window.
+    roots = {pto.memory_root(v) for v in written}
+    if len(roots) < len(written) or roots & {pto.memory_root(v) for v in read}:
+        return None
+    if not all(_index_computable(v, op) for v in _window_indices(op)):
+        # A window index that only a stage (or another region) yields is not computed
+        # by the batcher's index steps: run such loops one iteration at a time.
+        return None
+    previous = c.batch
+    c.batch = True
+    try:
+        body = c.block(op.body.block)
+        index_ops = [o for o in op.body.walk() if isinstance(o, _INDEX_OPS)]
+        index_steps = _sequence([(_rule_for(o)(c, o), o, ()) for o in index_ops])  # type: ignore[misc]
+    finally:
+        c.batch = previous
+    shape_values: list[SSAValue] = []
+    assembles: list[tuple[int, IndexList, IndexList, int]] = []
+    for o in op.body.walk():
+        if isinstance(o, pto.ViewOp | pto.FullOp | pto.ReshapeOp):
+            shape_values += list(o.valid_shape)
+            shape_values += list(getattr(o, "sizes", ()))
+        if isinstance(o, pto.AssembleOp):
+            assembles.append(
+                (
+                    c.slot(o.dst),
+                    index_list(c, o.mixed_offsets),
+                    _tile_extents(c, o.src),
+                    c.slot(o.src),
                 )
-        self.shape_slots = sorted({c.slot(v) for v in shape_values})
-        self.runs = 0
-        """How many times the loop ran batched (for tests and benchmarks)."""
-
-    @staticmethod
-    def create(c: _Compiler, op: pto.LoopOp, general: Step) -> _LoopBatcher | None:
-        written: set[SSAValue] = set()
-        read: set[SSAValue] = set()
-        for o in op.body.walk():
-            if o is op:
-                continue
-            if not _batchable_op(o):
-                return None
-            if isinstance(o, pto.AssembleOp):
-                written.add(o.dst)
-            if isinstance(o, pto.ViewOp | pto.GetTensorDataOp) and isinstance(
-                o.source.type, MemRefType
-            ):
-                read.add(o.source)
-            for v in o.operands:
-                if not isinstance(v.type, TensorType | MemRefType | IndexType | IntegerType):
-                    # A float scalar computed in the loop would differ per iteration.
-                    if _defined_inside(v, op) and not isinstance(v.owner, arith.ConstantOp):
-                        return None
-        if not written:
-            return None
-        # Memory is compared by root: writes through two names of one memory (or a read
-        # of memory written under another name) are not checked disjoint window by window.
-        roots = {pto.memory_root(v) for v in written}
-        if len(roots) < len(written) or roots & {pto.memory_root(v) for v in read}:
-            return None
-        if not all(_index_computable(v, op) for v in _window_indices(op)):
-            # A window index that only a stage (or another region) yields is not computed
-            # by the batcher's index steps: run such loops one iteration at a time.
-            return None
-        batcher = _LoopBatcher(c, op, general)
-        c.batchers.append(batcher)
-        return batcher
-
-    def try_run(self, env: Env, lb: int, ub: int, step: int) -> bool:
-        ivals = np.arange(lb, ub, step, dtype=np.int64)
-        n = len(ivals)
-        if n < 2:
-            return False
-        env[self.iv] = ivals
-        try:
-            with np.errstate(divide="raise", invalid="raise"):
-                self.index_steps(env)
-        except (TileirError, ArithmeticError, _Fallback):
-            return False
-        keys = [np.broadcast_to(np.asarray(env[s], dtype=np.int64), (n,)) for s in self.shape_slots]
-        if not self._disjoint(env, n):
-            return False
-        if keys:
-            _, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            groups = [np.nonzero(inverse == g)[0] for g in range(int(inverse.max()) + 1)]
-        else:
-            groups = [np.arange(n)]
-        try:
-            for g in groups:
-                if len(g) == 1:
-                    env[self.iv] = int(ivals[g[0]])
-                    self.general(env)
-                else:
-                    env[self.iv] = ivals[g]
-                    self.body(env)
-        except (_Fallback, TileirError):
-            # Run it again one iteration at a time; a real error is reported there.
-            return False
-        self.runs += 1
-        return True
-
-    def _disjoint(self, env: Env, n: int) -> bool:
-        by_dst: dict[int, list[tuple[list[np.ndarray], tuple[np.ndarray, ...]]]] = {}
-        for dst, offsets, extents, _ in self.assembles:
-            offs = [np.broadcast_to(np.asarray(o, dtype=np.int64), (n,)) for o in offsets(env)]
-            ext = tuple(np.broadcast_to(np.asarray(e, dtype=np.int64), (n,)) for e in extents(env))
-            by_dst.setdefault(id(env[dst]), []).append((offs, ext))
-        return all(_windows_disjoint(w) for w in by_dst.values())
+            )
+    batch = LoopBatch(
+        c.slot(op.induction_var),
+        general,
+        body,
+        index_steps,
+        assembles,
+        sorted({c.slot(v) for v in shape_values}),
+    )
+    c.batchers.append(batch)
+    return batch
 
 
 def _window_indices(loop: Operation) -> list[SSAValue]:
@@ -539,18 +444,18 @@ def _defined_inside(v: SSAValue, loop: Operation) -> bool:
     return False
 
 
-def _tile_extents(c: _Compiler, v: SSAValue) -> _IndexList:
+def _tile_extents(c: _Compiler, v: SSAValue) -> IndexList:
     """An upper bound of the extents a tile writes: its valid shape operands where the
     tile comes straight from a view / full / reshape with `valid`, else its type's shape."""
     owner = v.owner
     if isinstance(owner, pto.ViewOp | pto.FullOp | pto.ReshapeOp):
         valid = owner.mixed_valid_shape
         if valid is not None:
-            return _IndexList(c, valid)
+            return index_list(c, valid)
     shape = _shape(v.type)
     if DYNAMIC_INDEX in shape:
         if isinstance(owner, pto.ViewOp | pto.FullOp):
             it = iter(owner.sizes)
-            return _IndexList(c, [next(it) if s == DYNAMIC_INDEX else s for s in shape])
-        return _IndexList(c, [2**62 if s == DYNAMIC_INDEX else s for s in shape])
-    return _IndexList(c, list(shape))
+            return index_list(c, [next(it) if s == DYNAMIC_INDEX else s for s in shape])
+        return index_list(c, [2**62 if s == DYNAMIC_INDEX else s for s in shape])
+    return index_list(c, list(shape))

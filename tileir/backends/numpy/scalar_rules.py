@@ -21,16 +21,8 @@ from xdsl.ir import Attribute, Operation
 
 from tileir.backends.numpy import arith_semantics as A
 from tileir.backends.numpy import fastpaths
-from tileir.backends.numpy.compiler import (
-    Env,
-    Step,
-    _Compiler,
-    _rank,
-    _scalar,
-    _shape,
-    numpy_dtype,
-    rule,
-)
+from tileir.backends.numpy.compiler import _Compiler, _rank, _shape, numpy_dtype, rule
+from tileir.backends.numpy.runtime import Env, Step, scalar_index
 from tileir.diagnostics import error_at
 
 # --------------------------------------------------------------------------- scalars
@@ -319,7 +311,7 @@ def _memref_dim(c: _Compiler, op: Operation) -> Step:
     src, d, r = c.slot(op.source), c.slot(op.index), c.slot(op.result)
 
     def run(env: Env) -> None:
-        env[r] = env[src].shape[_scalar(env[d])]
+        env[r] = env[src].shape[scalar_index(env[d])]
 
     return run
 
@@ -332,6 +324,6 @@ def _tensor_dim(c: _Compiler, op: Operation) -> Step:
 
     def run(env: Env) -> None:
         arr = env[src][0]
-        env[r] = arr.shape[arr.ndim - rank + _scalar(env[d])]
+        env[r] = arr.shape[arr.ndim - rank + scalar_index(env[d])]
 
     return run

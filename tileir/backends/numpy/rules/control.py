@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from tileir.backends.numpy.compiler import Env, Step, _Compiler
+from tileir.backends.numpy.compiler import _Compiler
+from tileir.backends.numpy.runtime import Env, Step
 from tileir.dialect import pto
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import semantics
-from tileir.backends.numpy.compiler import Env, Step, _Compiler, numpy_dtype
+from tileir.backends.numpy.compiler import _Compiler, numpy_dtype
+from tileir.backends.numpy.runtime import Env, Step
 from tileir.dialect import pto
 
 

@@ -14,18 +14,20 @@ from xdsl.ir import Operation, SSAValue
 
 from tileir.backends.numpy import fastpaths, semantics
 from tileir.backends.numpy.compiler import (
-    Env,
-    Step,
     _Compiler,
-    _Fallback,
-    _IndexList,
     _is_tile,
-    _normalize_valid,
     _rank,
     _result_shape,
-    _scalar,
-    _tile_shape,
+    index_list,
     numpy_dtype,
+)
+from tileir.backends.numpy.runtime import (
+    Env,
+    Fallback,
+    Step,
+    normalize_valid,
+    scalar_index,
+    tile_shape,
 )
 from tileir.diagnostics import error_at
 from tileir.dialect import pto
@@ -48,7 +50,7 @@ def _elementwise_valid(
     full = [1] * result_rank
     shapes = []
     for arr, _, rank in parts:
-        shp = _tile_shape(arr, rank)
+        shp = tile_shape(arr, rank)
         shapes.append(shp)
         off = result_rank - rank
         for j, s in enumerate(shp):
@@ -78,7 +80,7 @@ def _operand_reader(
             def read_scalar(env: Env) -> Any:
                 value = env[s]
                 if isinstance(value, np.ndarray):
-                    raise _Fallback
+                    raise Fallback
                 return value
 
             return read_scalar, False, 0
@@ -258,7 +260,7 @@ def cast_rule(c: _Compiler, op: Operation) -> Step:
     fn = fastpaths.caster(
         numpy_dtype(op.input.type),
         numpy_dtype(op.result.type),
-        op.mode.data,
+        op.mode.data.value,  # the plain string: the plan must not hold the dialect's enum
         op.satmode is not None,
     )
     return _elementwise(c, op, fn, [op.input])
@@ -268,16 +270,16 @@ def full_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.FullOp)
     dtype = numpy_dtype(op.result.type)
     shape_of = _result_shape(c, op.result.type, op.sizes)
-    valid_of = _IndexList(c, op.mixed_valid_shape)
+    valid_of = index_list(c, op.mixed_valid_shape)
     value, r = c.slot(op.value), c.slot(op.result)
 
     def run(env: Env) -> None:
-        shape = tuple(_scalar(s) for s in shape_of(env))
+        shape = tuple(scalar_index(s) for s in shape_of(env))
         v = env[value]
         if isinstance(v, np.ndarray):
-            raise _Fallback
-        valid = tuple(_scalar(x) for x in valid_of(env)) if valid_of.present else None
-        env[r] = (semantics.full(shape, v, dtype), _normalize_valid(valid, shape))
+            raise Fallback
+        valid = tuple(scalar_index(x) for x in valid_of(env)) if valid_of.present else None
+        env[r] = (semantics.full(shape, v, dtype), normalize_valid(valid, shape))
 
     return run
 

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tileir.backends.numpy import semantics
-from tileir.backends.numpy.compiler import (
-    Env,
-    Step,
-    _Compiler,
-    _normalize_valid,
-    _rank,
-    _shape,
-    numpy_dtype,
-)
+from tileir.backends.numpy.compiler import _Compiler, _rank, _shape, numpy_dtype
 from tileir.backends.numpy.rules.elementwise import _semantics_name
+from tileir.backends.numpy.runtime import Env, Step, normalize_valid
 from tileir.dialect import pto
-from tileir.dialect.shapes import GATHERMASK_PATTERNS
+from tileir.dialect.gathermask import GATHERMASK_PATTERNS
 
 
 def gathermask_rule(c: _Compiler, op: Operation) -> Step:
@@ -32,14 +25,13 @@ def gathermask_rule(c: _Compiler, op: Operation) -> Step:
         out = semantics.gathermask(arr, mode)
         if valid is not None:
             kept = max(0, -(-(valid[-1] - start) // step))
-            valid = _normalize_valid((*valid[:-1], kept), out.shape[out.ndim - len(valid) :])
+            valid = normalize_valid((*valid[:-1], kept), out.shape[out.ndim - len(valid) :])
         env[r] = (out, valid)
 
     return run
 
 
-def _check_result_shape(op: Operation, out: np.ndarray, result: SSAValue) -> None:
-    expected = _shape(result.type)
+def _check_result_shape(out: np.ndarray, expected: tuple[int, ...]) -> None:
     got = out.shape[out.ndim - len(expected) :]
     if out.ndim < len(expected) or any(
         e != DYNAMIC_INDEX and e != g for e, g in zip(expected, got)
@@ -55,23 +47,24 @@ def index_rule(c: _Compiler, op: Operation) -> Step:
     rank = _rank(op.input)
     d = op.dim.value.data % rank
     a, i, r = c.slot(op.input), c.slot(op.index), c.slot(op.result)
-    result = op.result
+    expected = _shape(op.result.type)
+    select = isinstance(op, pto.IndexSelectOp)
 
     def run(env: Env) -> None:
         arr, valid = env[a]
         idx, ivalid = env[i]
         out = fn(arr, d, idx)
-        _check_result_shape(op, out, result)
+        _check_result_shape(out, expected)
         if valid is None and ivalid is None:
             env[r] = (out, None)
             return
         v = valid or arr.shape
         iv = ivalid or idx.shape
-        if isinstance(op, pto.IndexSelectOp):
+        if select:
             rv = (*v[:d], *iv, *v[d + 1 :])
         else:
             rv = tuple(min(x, y) if j != d else y for j, (x, y) in enumerate(zip(v, iv)))
-        env[r] = (out, _normalize_valid(rv, out.shape))
+        env[r] = (out, normalize_valid(rv, out.shape))
 
     return run
 
@@ -102,7 +95,7 @@ def topk_rule(c: _Compiler, op: Operation) -> Step:
             pad[d] = (0, k - kk)
             values, indices = np.pad(values, pad), np.pad(indices, pad)
         shape = values.shape
-        env[rv] = (values, _normalize_valid(None if out_valid is None else tuple(out_valid), shape))
+        env[rv] = (values, normalize_valid(None if out_valid is None else tuple(out_valid), shape))
         env[ri] = (indices, env[rv][1])
 
     return run
@@ -127,7 +120,7 @@ def deinterleave_rule(c: _Compiler, op: Operation) -> Step:
         else:
             parts = [v for v in (valid, other[1]) if v is not None]
             ve = vo = tuple(map(min, zip(*parts))) if parts else None
-        env[re] = (even, _normalize_valid(ve, shape))
-        env[ro] = (odd, _normalize_valid(vo, shape))
+        env[re] = (even, normalize_valid(ve, shape))
+        env[ro] = (odd, normalize_valid(vo, shape))
 
     return run

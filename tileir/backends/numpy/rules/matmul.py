@@ -6,15 +6,9 @@ import numpy as np
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths, semantics
-from tileir.backends.numpy.compiler import (
-    Env,
-    Step,
-    _Compiler,
-    _normalize_valid,
-    _rank,
-    numpy_dtype,
-)
+from tileir.backends.numpy.compiler import _Compiler, _rank, numpy_dtype
 from tileir.backends.numpy.loops import _defined_inside
+from tileir.backends.numpy.runtime import Env, Step, normalize_valid
 from tileir.dialect import pto
 
 
@@ -71,7 +65,7 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
             full = out.shape[-result_rank:]
             m, n = out_valid
             valid = (*full[:-2], full[-2] if m is None else m, full[-1] if n is None else n)
-            env[r] = (out, _normalize_valid(valid, full))
+            env[r] = (out, normalize_valid(valid, full))
 
     return run
 
@@ -125,7 +119,7 @@ def scaled_mm_rule(c: _Compiler, op: Operation) -> Step:
             m, n = out_valid
             full = out.shape
             valid = (full[0] if m is None else m, full[1] if n is None else n)
-            env[r] = (out, _normalize_valid(valid, full))
+            env[r] = (out, normalize_valid(valid, full))
 
     return run
 
@@ -144,7 +138,7 @@ def quant_mx_rule(c: _Compiler, op: Operation) -> Step:
         scale_valid = None
         if valid is not None:
             scale_valid = (*valid[:-1], -(-valid[-1] // 64), 2)
-        env[rq] = (quantized, _normalize_valid(valid, quantized.shape))
-        env[rs] = (scale, _normalize_valid(scale_valid, scale.shape))
+        env[rq] = (quantized, normalize_valid(valid, quantized.shape))
+        env[rs] = (scale, normalize_valid(scale_valid, scale.shape))
 
     return run

@@ -13,22 +13,26 @@ from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths, semantics
 from tileir.backends.numpy.compiler import (
-    Env,
-    Step,
     _Compiler,
-    _Fallback,
-    _IndexList,
-    _normalize_valid,
     _rank,
     _result_shape,
-    _scalar,
     _shape,
-    _tile_shape,
+    index_list,
     numpy_dtype,
 )
 from tileir.backends.numpy.loops import _batched_assemble, _batched_memory_view
-from tileir.diagnostics import error_at
+from tileir.backends.numpy.runtime import (
+    Env,
+    Fallback,
+    IndexList,
+    Step,
+    normalize_valid,
+    scalar_index,
+    tile_shape,
+)
+from tileir.diagnostics import location_of
 from tileir.dialect import pto
+from tileir.errors import located
 
 
 def tensor_rule(c: _Compiler, op: Operation) -> Step:
@@ -37,13 +41,12 @@ def tensor_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.TensorOp)
     dtype, r = numpy_dtype(op.result.type), c.slot(op.result)
     shape_of = _result_shape(c, op.result.type, op.sizes)
+    where, buffer = location_of(op), op.buffer_name.data
 
     def run(env: Env) -> None:
-        shape = tuple(_scalar(s) for s in shape_of(env))
+        shape = tuple(scalar_index(s) for s in shape_of(env))
         if min(shape, default=0) < 0:
-            raise error_at(
-                op, f"workspace {op.buffer_name.data!r} of shape {list(shape)}: a size is negative"
-            )
+            raise located(where, f"workspace {buffer!r} of shape {list(shape)}: a size is negative")
         env[r] = np.zeros(shape, dtype)
 
     return run
@@ -53,8 +56,8 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
     if isinstance(op, pto.ViewTypeOp):
         return _view_type_rule(c, op)
     assert isinstance(op, pto.ViewOp)
-    offsets = _IndexList(c, op.mixed_offsets)
-    valid_of = _IndexList(c, op.mixed_valid_shape)
+    offsets = index_list(c, op.mixed_offsets)
+    valid_of = index_list(c, op.mixed_valid_shape)
     shape_of = _result_shape(c, op.result.type, op.sizes)
     src, r = c.slot(op.source), c.slot(op.result)
     if isinstance(op.source.type, MemRefType):
@@ -98,7 +101,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
             valid = semantics.view_valid_shape(valid_of(env), shape) if valid_of.present else None
             env[r] = (
                 fastpaths.read_window(env[src], offsets(env), shape, valid, share),
-                _normalize_valid(valid, shape),
+                normalize_valid(valid, shape),
             )
 
         return read
@@ -107,11 +110,11 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
 
     def slice_tile(env: Env) -> None:
         arr, src_valid = env[src]
-        offs = tuple(_scalar(o) for o in offsets(env))
-        shape = tuple(_scalar(s) for s in shape_of(env))
-        full = _tile_shape(arr, rank)
+        offs = tuple(scalar_index(o) for o in offsets(env))
+        shape = tuple(scalar_index(s) for s in shape_of(env))
+        full = tile_shape(arr, rank)
         if valid_of.present:
-            valid = semantics.view_valid_shape([_scalar(v) for v in valid_of(env)], shape)
+            valid = semantics.view_valid_shape([scalar_index(v) for v in valid_of(env)], shape)
             extents = valid
         else:
             extents = shape
@@ -140,7 +143,7 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
 
 def assemble_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.AssembleOp)
-    offsets = _IndexList(c, op.mixed_offsets)
+    offsets = index_list(c, op.mixed_offsets)
     src, dst = c.slot(op.src), c.slot(op.dst)
     rank = _rank(op.src)
     if c.batch:
@@ -174,7 +177,7 @@ def assemble_rule(c: _Compiler, op: Operation) -> Step:
 
 def get_tensor_data_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.GetTensorDataOp)
-    indices = _IndexList(c, op.mixed_indices)
+    indices = index_list(c, op.mixed_indices)
     src, r = c.slot(op.source), c.slot(op.result)
     if isinstance(op.source.type, MemRefType):
         if c.batch:
@@ -192,7 +195,7 @@ def get_tensor_data_rule(c: _Compiler, op: Operation) -> Step:
     return read_tile
 
 
-def _batched_get_tensor_data(src: int, r: int, indices: _IndexList) -> Step:
+def _batched_get_tensor_data(src: int, r: int, indices: IndexList) -> Step:
     """The elements of every iteration at once (indices are ints or arrays with one
     entry per iteration), as int64 like the batched index arithmetic."""
 
@@ -204,7 +207,7 @@ def _batched_get_tensor_data(src: int, r: int, indices: _IndexList) -> Step:
             return
         for i, n in zip(idx, arr.shape):
             if np.any(np.asarray(i) < 0) or np.any(np.asarray(i) >= n):
-                raise _Fallback  # the iteration-by-iteration run reports it
+                raise Fallback  # the iteration-by-iteration run reports it
         env[r] = arr[tuple(np.asarray(i, dtype=np.int64) for i in idx)].astype(np.int64)
 
     return read
@@ -216,7 +219,7 @@ def reshape_rule(c: _Compiler, op: Operation) -> Step:
     assert isinstance(op, pto.ReshapeOp)
     in_rank = _rank(op.input)
     target = _shape(op.result.type)
-    valid_of = _IndexList(c, op.mixed_valid_shape)
+    valid_of = index_list(c, op.mixed_valid_shape)
     a, r = c.slot(op.input), c.slot(op.result)
 
     def run(env: Env) -> None:
@@ -225,15 +228,15 @@ def reshape_rule(c: _Compiler, op: Operation) -> Step:
         shape = target
         if DYNAMIC_INDEX in shape:
             known = math.prod(s for s in shape if s != DYNAMIC_INDEX)
-            count = math.prod(_tile_shape(arr, in_rank))
+            count = math.prod(tile_shape(arr, in_rank))
             if list(shape).count(DYNAMIC_INDEX) != 1 or known == 0 or count % known:
                 raise semantics.SemanticsError(
                     f"reshape: cannot infer the dynamic dims of {list(shape)} from "
-                    f"{list(_tile_shape(arr, in_rank))}"
+                    f"{list(tile_shape(arr, in_rank))}"
                 )
             shape = tuple(count // known if s == DYNAMIC_INDEX else s for s in shape)
-        valid = tuple(_scalar(v) for v in valid_of(env)) if valid_of.present else None
-        env[r] = (semantics.reshape(arr, batch + shape), _normalize_valid(valid, shape))
+        valid = tuple(scalar_index(v) for v in valid_of(env)) if valid_of.present else None
+        env[r] = (semantics.reshape(arr, batch + shape), normalize_valid(valid, shape))
 
     return run
 
@@ -245,7 +248,7 @@ def _reshape_memory_rule(c: _Compiler, op: pto.ReshapeMemOp) -> Step:
     src, r = c.slot(op.source), c.slot(op.result)
 
     def run(env: Env) -> None:
-        env[r] = semantics.reshape_memory(env[src], [_scalar(s) for s in shape_of(env)])
+        env[r] = semantics.reshape_memory(env[src], [scalar_index(s) for s in shape_of(env)])
 
     return run
 
@@ -285,11 +288,11 @@ def concat_rule(c: _Compiler, op: Operation) -> Step:
         if all(p[1] is None for p in parts):
             env[r] = (out, None)
             return
-        full = _tile_shape(out, rank)
+        full = tile_shape(out, rank)
         valid = list(full)
         along = 0
         for x, v in parts:
-            shp = _tile_shape(x, rank)
+            shp = tile_shape(x, rank)
             vv = v or shp
             for j in range(rank):
                 if j != d:
@@ -301,7 +304,7 @@ def concat_rule(c: _Compiler, op: Operation) -> Step:
                     along = None
         if along is not None:
             valid[d] = along
-        env[r] = (out, _normalize_valid(tuple(valid), full))
+        env[r] = (out, normalize_valid(tuple(valid), full))
 
     return run
 
@@ -328,11 +331,11 @@ def expand_clone_rule(c: _Compiler, op: Operation) -> Step:
 
     def run(env: Env) -> None:
         arr, valid = env[a]
-        shp = _tile_shape(arr, rank)
+        shp = tile_shape(arr, rank)
         shape = tuple(s if t == DYNAMIC_INDEX else t for s, t in zip(shp, target))
         out = semantics.expand_clone(arr, arr.shape[: arr.ndim - rank] + shape)
         if valid is not None:
-            valid = _normalize_valid(
+            valid = normalize_valid(
                 tuple(t if s == 1 and t != 1 else v for s, t, v in zip(shp, shape, valid)), shape
             )
         env[r] = (out, valid)
@@ -353,7 +356,7 @@ def _view_type_rule(c: _Compiler, op: pto.ViewTypeOp) -> Step:
         out = semantics.view_type(arr, dtype)
         if valid is not None:
             last = semantics.view_type_valid(valid[-1], size, dtype.itemsize)
-            valid = _normalize_valid((*valid[:-1], last), _tile_shape(out, rank))
+            valid = normalize_valid((*valid[:-1], last), tile_shape(out, rank))
         env[r] = (out, valid)
 
     return run

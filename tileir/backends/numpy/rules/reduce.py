@@ -5,8 +5,9 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tileir.backends.numpy import fastpaths
-from tileir.backends.numpy.compiler import Env, Step, _Compiler, _normalize_valid, _rank, _shape
+from tileir.backends.numpy.compiler import _Compiler, _rank, _shape
 from tileir.backends.numpy.rules.elementwise import _semantics_name
+from tileir.backends.numpy.runtime import Env, Step, normalize_valid
 from tileir.dialect import pto
 
 
@@ -47,6 +48,6 @@ def reduce_rule(c: _Compiler, op: Operation) -> Step:
                 rv[d] = 1
             else:
                 del rv[d]
-            env[r] = (out, _normalize_valid(tuple(rv) or (1,), result_shape))
+            env[r] = (out, normalize_valid(tuple(rv) or (1,), result_shape))
 
     return run if c.batch else unbatched

@@ -14,7 +14,7 @@ from tileir.backends.numpy.semantics.common import (
     _norm_dim,
     _widen,
 )
-from tileir.dialect.shapes import GATHERMASK_PATTERNS
+from tileir.dialect.gathermask import GATHERMASK_PATTERNS
 
 # --------------------------------------------------------------------------------------
 # indexing
