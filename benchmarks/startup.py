@@ -11,6 +11,10 @@ moves less). The rows run interleaved (one of each per round), so that a busy ma
 slows them alike. The floors: a bare interpreter, `import numpy`, numpy + ml_dtypes, then
 xDSL's core (`xdsl.ir`, `xdsl.irdl`, the builtin dialect), then all the xDSL modules a
 `.mlir` run imports (measured, not listed by hand), then tileir's own modules on top.
+A `.mlir` run is timed twice: lowered (`--no-cache`, as a first run) and with its plan
+read from the plan cache (`tileir.backends.numpy.plan_cache`, a private cache folder
+warmed by one run), which imports neither xDSL nor tileir's compiler; its floor is numpy,
+ml_dtypes and cloudpickle.
 A probe then times the `@irdl_op_definition`s of those imports and the assembly-format
 parsing xDSL does inside each (CPU, best run). The last row is the
 real pypto's CPU interpreter on the same `.py` kernel (`harness.run_kernel`: one process
@@ -21,8 +25,8 @@ compiles tileir's sources on every start, which an installed tool does not do. T
 therefore get a private, warmed PYTHONPYCACHEPREFIX (nothing is written into the source
 tree); the row "no bytecode cache" shows the other case.
 
-Then the imports of the `.mlir` run: `-X importtime` self times summed by package (each
-module's best over the runs).
+Then the imports of the two `.mlir` runs: `-X importtime` self times summed by package
+(each module's best over the runs).
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def _process(cmd: Sequence[str], env: dict[str, str]) -> Callable[[], object]:
 
 def _row(label: str, walls: list[float], cpus: list[float]) -> None:
     print(
-        f"{label:<44} {min(walls):7.3f} {statistics.median(walls):7.3f} "
+        f"{label:<54} {min(walls):7.3f} {statistics.median(walls):7.3f} "
         f"{min(cpus):7.3f} {statistics.median(cpus):7.3f}"
     )
 
@@ -178,7 +182,7 @@ def _run_cmd(path: Path, out: Path) -> list[str]:
 def _xdsl_modules(mlir: Path, out: Path, env: dict[str, str]) -> list[str]:
     probe = (
         "import sys\nfrom tileir.tools.run import main\n"
-        f"assert main({_run_cmd(mlir, out)[3:]!r}) == 0\n"
+        f"assert main({[*_run_cmd(mlir, out)[3:], '--no-cache']!r}) == 0\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'xdsl')))"
     )
     done = subprocess.run(
@@ -234,6 +238,10 @@ def _pypto_call(py: Path, mlir: Path) -> Callable[[], object] | None:
     return lambda: run_kernel(py, KERNEL, args, inputs)
 
 
+LOWERED = f"tileir-run rope{ROWS}.mlir, lowered (--no-cache)"
+CACHED = f"tileir-run rope{ROWS}.mlir, plan from the cache"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -246,14 +254,18 @@ def main(argv: list[str] | None = None) -> int:
         out = folder / "out"
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+        env["TILEIR_CACHE_DIR"] = str(folder / "plans")
+        env.pop("TILEIR_NO_CACHE", None)
         bare = dict(env, PYTHONDONTWRITEBYTECODE="1")
         del bare["PYTHONPYCACHEPREFIX"]
         run_mlir, run_py = _run_cmd(mlir, out), _run_cmd(py, out)
-        for cmd in (run_mlir, run_py):  # warm the bytecode cache
+        lower_mlir = [*run_mlir, "--no-cache"]
+        for cmd in (run_mlir, run_py):  # warm the bytecode cache and the plan cache
             subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
         floor = "import numpy, ml_dtypes; " + "; ".join(
             f"import {m}" for m in _xdsl_modules(mlir, out, env)
         )
+        cached_floor = "import numpy, ml_dtypes, cloudpickle"
         py_c = [sys.executable, "-c"]
         rows: list[tuple[str, Sequence[str], dict[str, str]]] = [
             ("python -c pass", [*py_c, "pass"], env),
@@ -262,15 +274,17 @@ def main(argv: list[str] | None = None) -> int:
             ("  + xDSL core (xdsl.ir, xdsl.irdl, builtin)", [*py_c, _CORE], env),
             ("floor: numpy + ml_dtypes + xDSL modules used", [*py_c, floor], env),
             ("  + tileir's dialect, bindings, back end", [*py_c, f"{floor}; {_TILEIR}"], env),
-            (f"tileir-run {mlir.name}", run_mlir, env),
+            (LOWERED, lower_mlir, env),
+            ("floor of a cached run: numpy, ml_dtypes, cloudpickle", [*py_c, cached_floor], env),
+            (CACHED, run_mlir, env),
             (f"tileir-run {py.name}", run_py, env),
-            (f"tileir-run {mlir.name}, no bytecode cache", run_mlir, bare),
+            (f"tileir-run {mlir.name}, no bytecode cache (lowered)", lower_mlir, bare),
         ]
         print(
             f"13-row RoPE ({SEED.name} with SEQ = {ROWS}); seconds, {ns.repeat} runs each, "
             "interleaved"
         )
-        print(f"{'':<44} {'wall':>7} {'median':>7} {'cpu':>7} {'median':>7}")
+        print(f"{'':<54} {'wall':>7} {'median':>7} {'cpu':>7} {'median':>7}")
         best: dict[str, float] = {}
         timings = _interleaved([_process(cmd, e) for _, cmd, e in rows], ns.repeat)
         for (label, _, _), (walls, cpus) in zip(rows, timings):
@@ -285,20 +299,22 @@ def main(argv: list[str] | None = None) -> int:
         if call is not None:
             walls, cpus = _timed(call, ns.pypto_repeat)
             _row("real pypto CPU interpreter (run_kernel)", walls, cpus)
-            ratio = min(walls) / best[f"tileir-run {mlir.name}"]
-            print(f"pypto / tileir-run {mlir.name}: {ratio:.1f}x (best wall times)")
+            for label in (LOWERED, CACHED):
+                ratio = min(walls) / best[label]
+                print(f"pypto / {label.strip()}: {ratio:.1f}x (best wall times)")
         elif not ns.no_pypto:
             print("real pypto: not installed (issue 17 measured 2.73 s on this kernel)")
         versions = ", ".join(f"{d} {version(d)}" for d in ("xdsl", "numpy", "ml_dtypes"))
-        print(
-            f"\nimports of tileir-run {mlir.name} (-X importtime self times, best of "
-            f"{ns.repeat}; {versions}, Python {platform.python_version()})"
-        )
-        groups = _imports(run_mlir, env, ns.repeat)
-        total = sum(groups.values())
-        for name, us in groups.most_common():
-            print(f"  {name:<42} {us / 1e6:7.3f} s {100 * us / total:5.1f} %")
-        print(f"  {'total':<42} {total / 1e6:7.3f} s")
+        for label, cmd in ((LOWERED, lower_mlir), (CACHED, run_mlir)):
+            print(
+                f"\nimports of {label.strip()} (-X importtime self times, best of "
+                f"{ns.repeat}; {versions}, Python {platform.python_version()})"
+            )
+            groups = _imports(cmd, env, ns.repeat)
+            total = sum(groups.values())
+            for name, us in groups.most_common():
+                print(f"  {name:<42} {us / 1e6:7.3f} s {100 * us / total:5.1f} %")
+            print(f"  {'total':<42} {total / 1e6:7.3f} s")
     return 0
 
 

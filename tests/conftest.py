@@ -12,7 +12,10 @@ Tests derive their own budgets from the active profile (`settings.default`) rath
 hard-coding `max_examples`, so that one variable scales the whole suite.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -28,6 +31,14 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.register_profile("deep", max_examples=2000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# `tileir-run` keeps lowered plans in a cache (tileir.backends.numpy.plan_cache): the
+# tests' runs (and the subprocesses they start) use a private one per test process,
+# never the user's ~/.cache, and it is removed at exit.
+if "TILEIR_CACHE_DIR" not in os.environ:
+    _plans = tempfile.mkdtemp(prefix="tileir-test-plans-")
+    os.environ["TILEIR_CACHE_DIR"] = _plans
+    atexit.register(shutil.rmtree, _plans, ignore_errors=True)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -7,6 +7,7 @@ modules ended up in `sys.modules`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,15 +41,16 @@ NOT_FOR_A_RUN = (
 )
 
 
-def modules_after_run(args: list[str]) -> set[str]:
+def modules_after_run(args: list[str], cache: Path | None = None) -> set[str]:
     probe = (
         "import json, sys\n"
         "from tileir.tools.run import main\n"
         f"code = main({args!r})\n"
         "print(json.dumps([code, sorted(sys.modules)]))\n"
     )
+    env = dict(os.environ, TILEIR_CACHE_DIR=str(cache)) if cache else None
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT, env=env
     )
     code, modules = json.loads(done.stdout.splitlines()[-1])
     assert code == 0, done.stderr
@@ -63,7 +65,7 @@ def test_running_a_mlir_file_imports_neither_frontend_nor_passes(tmp_path):
     path = tmp_path / "scale.mlir"
     path.write_text(KERNEL)
     modules = modules_after_run(
-        [str(path), "--random-inputs", "--output-dir", str(tmp_path / "out")]
+        [str(path), "--random-inputs", "--output-dir", str(tmp_path / "out")], tmp_path / "plans"
     )
     assert (tmp_path / "out" / "out.npy").exists()
     for package in NOT_FOR_A_RUN:
@@ -87,3 +89,26 @@ def test_running_a_pypto_file_imports_the_frontend_but_not_the_passes(tmp_path):
     assert imported(modules, "frontends.pypto")
     for package in NOT_FOR_A_RUN[1:]:
         assert not imported(modules, package), f"{package} imported: {imported(modules, package)}"
+
+
+def test_a_run_whose_plan_is_cached_imports_no_ir(tmp_path):
+    """The second run of a `.mlir` file reads its plan from the cache: no xDSL IR (only
+    `xdsl.utils.exceptions`, the base of tileir's error type), no dialect, no compiler."""
+    path = tmp_path / "scale.mlir"
+    path.write_text(KERNEL)
+    args = [str(path), "--random-inputs", "--output-dir", str(tmp_path / "out")]
+    first = modules_after_run(args, tmp_path / "plans")
+    assert imported(first, "tileir.backends.numpy.compiler")
+    again = modules_after_run(args, tmp_path / "plans")
+    assert imported(again, "xdsl") == ["xdsl", "xdsl.utils", "xdsl.utils.exceptions"]
+    for package in (
+        *NOT_FOR_A_RUN,
+        "tileir.ir",
+        "tileir.diagnostics",
+        "tileir.dialect.pto",
+        "tileir.bindings",
+        "tileir.backends.numpy.compiler",
+        "tileir.backends.numpy.interpreter",
+    ):
+        assert not imported(again, package), f"{package} imported: {imported(again, package)}"
+    assert imported(again, "tileir.backends.numpy.runtime")

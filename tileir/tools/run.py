@@ -27,9 +27,14 @@ if TYPE_CHECKING:
     import numpy as np
     from xdsl.dialects.builtin import ModuleOp
 
+    from tileir.backends.numpy.runtime import Plan
+
 
 def _load_module(
-    path: Path, call: dict[str, object] | None = None, kernel: str | None = None
+    path: Path,
+    call: dict[str, object] | None = None,
+    kernel: str | None = None,
+    data: bytes | None = None,
 ) -> ModuleOp:
     from tileir.diagnostics import TileirError
 
@@ -45,12 +50,45 @@ def _load_module(
     from tileir.diagnostics import decode_source
     from tileir.ir import parse_module
 
-    data = path.read_bytes()  # an OSError is reported by `main`
+    if data is None:
+        data = path.read_bytes()  # an OSError is reported by `main`
     return parse_module(decode_source(data, str(path)), str(path))
 
 
+def _plan(
+    args: argparse.Namespace, call: dict[str, object] | None, data: bytes | None = None
+) -> Plan:
+    """Read the kernel file and lower the kernel (`data`: the `.mlir` file's bytes)."""
+    from tileir.backends.numpy import compile_kernel
+    from tileir.errors import TileirError
+
+    py = Path(args.file).suffix == ".py"
+    module = _load_module(Path(args.file), call, args.kernel if py else None, data)
+    try:
+        # a .py file was read for that kernel only (named by function or module-level name)
+        return compile_kernel(module, None if py else args.kernel)
+    except TileirError as e:  # which kernel: name the file when the error has no place
+        raise TileirError(f"{args.file}: {e}" if str(e).startswith("error:") else str(e)) from None
+
+
+def _cached_plan(args: argparse.Namespace) -> Plan:
+    """The plan of a `.mlir` kernel from the plan cache, else lowered and stored there:
+    a hit imports no xDSL (`tileir.backends.numpy.plan_cache`)."""
+    from tileir.backends.numpy import plan_cache
+
+    data = Path(args.file).read_bytes()  # an OSError is reported by `main`
+    if args.no_cache:
+        return _plan(args, None, data)
+    key = plan_cache.plan_key(data, args.file, args.kernel)
+    plan = plan_cache.load(key)
+    if plan is None:
+        plan = _plan(args, None, data)
+        plan_cache.store(key, plan)
+    return plan
+
+
 def _parse_inputs(specs: Sequence[str]) -> dict[str, Path]:
-    from tileir.diagnostics import TileirError
+    from tileir.errors import TileirError
 
     out: dict[str, Path] = {}
     for spec in specs:
@@ -100,25 +138,25 @@ def _parser() -> argparse.ArgumentParser:
         "(13x64xbf16) or a scalar (1e-5); --input arrays give their shapes too",
     )
     p.add_argument("--output-dir", required=True, type=Path, help="where <name>.npy go")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="lower a .mlir kernel again instead of reading its plan from the cache "
+        "(~/.cache/tileir/plans; TILEIR_CACHE_DIR moves it, TILEIR_NO_CACHE=1 turns it off)",
+    )
     return p
 
 
 def run_cli(args: argparse.Namespace) -> None:
     import numpy as np
 
-    from tileir.backends.numpy import compile_kernel, random_inputs
-    from tileir.diagnostics import TileirError, describe_runtime_error, error_at
+    from tileir.errors import TileirError, describe_runtime_error
     from tileir.npyio import load_npy
     from tileir.tools.outputs import pause_for_test, staged_outputs
 
     py = Path(args.file).suffix == ".py"
     call = _kernel_call(args)
-    module = _load_module(Path(args.file), call, args.kernel if py else None)
-    try:
-        # a .py file was read for that kernel only (named by function or module-level name)
-        plan = compile_kernel(module, None if py else args.kernel)
-    except TileirError as e:  # which kernel: name the file when the error has no place
-        raise TileirError(f"{args.file}: {e}" if str(e).startswith("error:") else str(e)) from None
+    plan = _plan(args, call) if py else _cached_plan(args)
     files = _parse_inputs(args.input)
     unknown = sorted(set(files) - set(plan.arg_names))
     if unknown:
@@ -135,11 +173,10 @@ def run_cli(args: argparse.Namespace) -> None:
             dims.setdefault(sym, size)
         dims.update(_dims_of(plan, inputs))
         try:
-            generated = random_inputs(plan, seed=args.seed, dims=dims)
+            generated = plan.random_inputs(args.seed, dims)
         except (ValueError, MemoryError) as e:
-            raise error_at(
-                plan.kernel,
-                f"cannot make random inputs for @{plan.name}: {describe_runtime_error(e)}",
+            raise plan.error(
+                f"cannot make random inputs for @{plan.name}: {describe_runtime_error(e)}"
             ) from None
         for name, array in generated.items():
             inputs.setdefault(name, array)
@@ -147,7 +184,7 @@ def run_cli(args: argparse.Namespace) -> None:
     try:
         outputs = plan(inputs)
     except (ValueError, MemoryError) as e:  # allocating the outputs; ops report their own
-        raise error_at(plan.kernel, f"kernel @{plan.name}: {describe_runtime_error(e)}") from None
+        raise plan.error(f"kernel @{plan.name}: {describe_runtime_error(e)}") from None
     out_dir: Path = args.output_dir
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,7 +200,7 @@ def run_cli(args: argparse.Namespace) -> None:
 
 def _kernel_call(args: argparse.Namespace) -> dict[str, object] | None:
     """For a `.py` kernel: the call it is specialised to (`--arg`, and `--input` shapes)."""
-    from tileir.diagnostics import TileirError
+    from tileir.errors import TileirError
 
     if Path(args.file).suffix != ".py":
         if args.arg:
@@ -175,7 +212,7 @@ def _kernel_call(args: argparse.Namespace) -> dict[str, object] | None:
 
 
 def _parse_dims(specs: Sequence[str]) -> dict[str, int]:
-    from tileir.diagnostics import TileirError
+    from tileir.errors import TileirError
 
     dims: dict[str, int] = {}
     for spec in specs:
@@ -192,13 +229,11 @@ def _size_outputs(plan, inputs: dict[str, np.ndarray], call: dict[str, object], 
     names the flag to give."""
     import numpy as np
 
-    from tileir.diagnostics import error_at
-
     dims = _dims_of(plan, inputs)
     for name in plan.outputs:
         if name in inputs:
             continue
-        syms = plan.kernel.dynamic_names(name)
+        syms = plan.dynamic_names(name)
         if all(s in dims for s in syms):
             continue
         given = call.get(name)
@@ -212,8 +247,7 @@ def _size_outputs(plan, inputs: dict[str, np.ndarray], call: dict[str, object], 
             continue
         missing = next(s for s in syms if s not in dims)
         flag = f"--arg {name}=AxBx<dtype>" if py else f"--input {name}=FILE.npy"
-        raise error_at(
-            plan.kernel,
+        raise plan.error(
             f"kernel @{plan.name}: cannot size output {name!r}: its dynamic dim {missing} is "
             f"not set by any input; give its shape with {flag}",
         )
@@ -223,7 +257,7 @@ def _dims_of(plan, inputs: dict[str, np.ndarray]) -> dict[str, int]:  # type: ig
     """Dynamic dim sizes set by the given inputs, so that generated ones agree."""
     dims: dict[str, int] = {}
     for name, array in inputs.items():
-        syms = iter(plan.kernel.dynamic_names(name))
+        syms = iter(plan.dynamic_names(name))
         for d, s in zip(plan.shape(name), array.shape):
             if d == -1:
                 dims.setdefault(next(syms), s)
@@ -243,7 +277,7 @@ def _dims_of_call(plan, call: dict[str, object], py: bool) -> dict[str, int]:  #
         given = call.get(name)
         if not isinstance(given, ArgShape) or len(given.shape) != len(plan.shape(name)):
             continue
-        syms = iter(plan.kernel.dynamic_names(name))
+        syms = iter(plan.dynamic_names(name))
         for d, s in zip(plan.shape(name), given.shape):
             if d == -1:
                 dims.setdefault(next(syms), s)
@@ -266,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     try:
-        from tileir.diagnostics import TileirError, format_exception
+        from tileir.errors import TileirError, format_exception
         from tileir.tools.outputs import exit_on_signals, pause_for_test, plain_warnings
 
         exit_on_signals()
