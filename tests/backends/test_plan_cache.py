@@ -273,3 +273,13 @@ def test_the_printed_kernel_and_the_cached_plan_agree(cache, tmp_path):
     assert plan_cache.store(key, plan)
     x = {"x": np.linspace(-3, 3, 24, dtype=np.float32).reshape(3, 8)}
     assert _bits(plan_cache.load(key)(x)) == _bits(compile_kernel(module)(x))
+
+
+def test_a_temporary_file_a_killed_run_left_is_removed_later(cache):
+    key, plan = _stored_plan(cache)
+    stale, fresh = cache / f".{key}.1.tmp", cache / f".{key}.2.tmp"
+    for f in (stale, fresh):
+        f.write_bytes(b"half a plan")
+    os.utime(stale, ns=(10**9, 10**9))
+    assert plan_cache.store("other", plan)
+    assert not stale.exists() and fresh.exists()

@@ -79,7 +79,10 @@ def _cached_plan(args: argparse.Namespace) -> Plan:
     data = Path(args.file).read_bytes()  # an OSError is reported by `main`
     if args.no_cache:
         return _plan(args, None, data)
-    key = plan_cache.plan_key(data, args.file, args.kernel)
+    try:
+        key = plan_cache.plan_key(data, args.file, args.kernel)
+    except ImportError:  # cloudpickle (a dependency) is missing: run without the cache
+        return _plan(args, None, data)
     plan = plan_cache.load(key)
     if plan is None:
         plan = _plan(args, None, data)

@@ -6,8 +6,8 @@ Most of a `tileir-run` of a `.mlir` file is start-up, and most of that is import
 lowered from: the file's bytes and the path as given (locations in errors name it), the
 kernel asked for, and the versions of Python, numpy, ml_dtypes, cloudpickle, xDSL and
 tileir's own modules (path, size and mtime of each). A run that finds its key loads the
-plan and imports neither xDSL nor the rest of tileir's compiler; as Triton, JAX and
-numba do with compiled kernels.
+plan and imports neither xDSL's IR nor tileir's compiler, as Triton, JAX and numba
+keep compiled kernels.
 
 - Where: `$TILEIR_CACHE_DIR`, else `$XDG_CACHE_HOME/tileir/plans`, else
   `~/.cache/tileir/plans`. `TILEIR_NO_CACHE=1` (or `tileir-run --no-cache`) turns it off.
@@ -17,7 +17,8 @@ numba do with compiled kernels.
   through the compiler on every run. A stored file that does not load (truncated, from
   another version) is a miss and is replaced. Files are written to a temporary name and
   renamed, so that concurrent runs never read half a plan.
-- At most `MAX_ENTRIES` plans are kept: the ones used least recently go first.
+- At most `MAX_ENTRIES` plans are kept: the ones used least recently go first (and a
+  temporary file a killed run left is removed after an hour).
 
 The compiler's modules are pickled by value (their closures and helpers travel in the
 file), the run-time modules (`runtime`, `semantics`, `fastpaths`, `arith_semantics`) by
@@ -31,6 +32,7 @@ import io
 import os
 import pickle
 import sys
+import time
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -154,9 +156,11 @@ def store(key: str, plan: Plan) -> bool:
             f.write(FORMAT)
             f.write(data)
         os.replace(tmp, folder / f"{key}.plan")
-    except OSError:
+    except BaseException as e:  # a full disk, or Ctrl-C while writing: no file left
         tmp.unlink(missing_ok=True)
-        return False
+        if isinstance(e, OSError):
+            return False
+        raise
     _prune(folder)
     return True
 
@@ -191,15 +195,21 @@ def _pickle(plan: Plan) -> bytes:
             cloudpickle.unregister_pickle_by_value(m)
 
 
+STALE_SECONDS = 3600
+"""A temporary file older than this is what a killed run left behind."""
+
+
 def _prune(folder: Path) -> None:
+    """Keep the `MAX_ENTRIES` most recently used plans; drop stale temporary files."""
     try:
-        files = [
-            (e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.name.endswith(".plan")
-        ]
+        entries = [(e.stat().st_mtime_ns, e.name, e.path) for e in os.scandir(folder)]
     except OSError:
         return
-    files.sort()
-    for _, path in files[: max(0, len(files) - MAX_ENTRIES)]:
+    plans = sorted((t, path) for t, name, path in entries if name.endswith(".plan"))
+    old = time.time_ns() - STALE_SECONDS * 10**9
+    doomed = [path for t, name, path in entries if name.endswith(".tmp") and t < old]
+    doomed += [path for _, path in plans[: max(0, len(plans) - MAX_ENTRIES)]]
+    for path in doomed:
         try:
             os.unlink(path)
         except OSError:
