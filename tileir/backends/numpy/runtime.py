@@ -124,9 +124,8 @@ class LoopBatch:
     """Runs a `pto.loop` whose iterations are independent as whole-array numpy ops.
 
     Built by `loops.batch_loop` when the kernel is lowered, which checks the static
-    conditions: the body holds only index
-    arithmetic (element reads of memory included), views, assembles and row-local tile
-    ops (elementwise, casts, reductions,
+    conditions: the body holds only index arithmetic (element reads of memory
+    included), views, assembles and row-local tile ops (elementwise, casts, reductions,
     layout ops; no matmul, gather or topk, whose numpy kernels may round differently on
     a different shape), no nested loops, branches or loop-state queries, and it never
     reads (views, element reads) a memref it writes (assembles).
