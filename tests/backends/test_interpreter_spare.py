@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tileir.backends.numpy import compile_kernel, fastpaths, semantics
+from tileir.backends.numpy.rules import elementwise
 from tileir.ir import parse_module
 
 F32 = np.dtype(np.float32)
@@ -149,9 +150,11 @@ pto.kernel @k(%x: memref<{r}x8xf32>, %o1: memref<{r}x8xf32>, %o2: memref<{r}x4xf
 
 
 @pytest.mark.parametrize("vectorize", [True, False])
-def test_a_tile_a_live_view_shares_is_not_overwritten(vectorize):
+def test_a_tile_a_live_view_shares_is_not_overwritten(vectorize, monkeypatch):
     """%f dies at the add, but the view %v of it is read afterwards: the add must not
-    write into %f's buffer. %e dies at a sub that reads it twice."""
+    write into %f's buffer. %e dies at a sub that reads it twice. (Donors on these small
+    tiles too: by default only tiles of `DONOR_MIN_BYTES` take a result.)"""
+    monkeypatch.setattr(elementwise, "DONOR_MIN_BYTES", 0)
     rows = 6
     x = np.random.default_rng(1).standard_normal((rows, 8)).astype(F32)
     module = parse_module(KERNEL.format(r=rows, n=rows))
@@ -186,3 +189,22 @@ def test_float32_max_min_fast_path_keeps_nan_bits_and_zero_signs(name, pick):
     ordinary = [r for r in range(40) if r not in (3, 5, 8, 9)]
     got = fast(rows[ordinary], 1, False)
     assert got.tolist() == [pick(rows[r].tolist()) for r in ordinary]
+
+
+def test_only_large_tiles_take_a_result_outside_batched_loops(monkeypatch):
+    """The donor choice is made when lowering: a 1x8 tile (32 bytes) dying at an add
+    gets a fresh result by default, the same op on a tile over `DONOR_MIN_BYTES` writes
+    into its operand; both give the bits of the add."""
+    calls: list[object] = []
+    real = fastpaths.spare
+    monkeypatch.setattr(
+        fastpaths, "spare", lambda arr, held=1: calls.append(arr) or real(arr, held + 1)
+    )
+    x = np.arange(6 * 8, dtype=F32).reshape(6, 8)
+    module = parse_module(KERNEL.format(r=6, n=6))
+    out = compile_kernel(module, vectorize=False)({"x": x})
+    assert calls == []
+    np.testing.assert_array_equal(out["o1"], x * np.float32(2) + np.float32(1))
+    monkeypatch.setattr(elementwise, "DONOR_MIN_BYTES", 32)
+    compile_kernel(module, vectorize=False)({"x": x})
+    assert calls  # the 1x8 f32 tiles are 32 bytes: donors now

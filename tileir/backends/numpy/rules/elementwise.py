@@ -5,11 +5,12 @@ dying operand), and `cast`, `full`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from tileir.backends.numpy import fastpaths, semantics
@@ -18,6 +19,7 @@ from tileir.backends.numpy.compiler import (
     _is_tile,
     _rank,
     _result_shape,
+    _shape,
     index_list,
     numpy_dtype,
 )
@@ -91,12 +93,26 @@ def _operand_reader(
     return (lambda env: env[s][0]), True, rank
 
 
+DONOR_MIN_BYTES = 1 << 20
+"""The smallest tile (its declared size, outside batched loops) whose result goes into
+a dying operand's buffer. Reuse pays on large arrays, whose fresh pages cost page
+faults; a small result gets memory malloc already holds, and there the run-time checks
+of `fastpaths.spare` cost more than they save (decode attention's 16-64 KiB tiles: the
+plan ran ~6 % faster without them, `benchmarks/numpy_backend.py`). In a batched loop the
+tiles carry a batch dim of unknown size: always a donor there."""
+
+
 def _donor(c: _Compiler, op: Operation, operands: Sequence[SSAValue]) -> int | None:
     """The operand (its index) whose buffer may receive the result: a tile of the
     result's type and rank that dies at this op (whether its array is really free is
-    `fastpaths.spare`'s question, at run time)."""
+    `fastpaths.spare`'s question, at run time), for results of `DONOR_MIN_BYTES` or more."""
     dies = c.dies_at.get(op, ())
     result = op.results[0].type
+    if not c.batch and isinstance(result, TensorType):
+        shape = _shape(result)
+        if DYNAMIC_INDEX not in shape:
+            if math.prod(shape) * numpy_dtype(result).itemsize < DONOR_MIN_BYTES:
+                return None
     for i, v in enumerate(operands):
         if v in dies and isinstance(v.type, TensorType) and isinstance(result, TensorType):
             if v.type.element_type == result.element_type and _rank(v) == _rank(op.results[0]):
