@@ -68,6 +68,7 @@ from tileir.dialect.ops.base import (
     verify_tile_shape,
 )
 from tileir.dialect.ops.structure import StageOp, StitchOp
+from tileir.verify import signature_only
 
 # --------------------------------------------------------------------------- effects
 
@@ -511,6 +512,7 @@ class ReshapeOp(TileToTileOp):
     def mixed_valid_shape(self) -> list[int | SSAValue] | None:
         return mixed_values(self.static_valid_shape, self.valid_shape) or None
 
+    @signature_only
     def verify_(self) -> None:
         valid = _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
         super().verify_()
