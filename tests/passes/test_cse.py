@@ -138,20 +138,26 @@ def test_cascading_repeats_as_xdsl(text):
 
 def _check_kept_effects(module) -> None:
     from xdsl.ir import Operation
+    from xdsl.transforms.dead_code_elimination import (
+        is_trivially_dead,
+        would_be_trivially_dead,
+    )
 
-    from tileir.passes.cse import _RegionAwareDriver
+    from tileir.passes.known_effects import KnownEffects
 
     ops: list[Operation] = list(module.walk())
     for order in (list(reversed(ops)), ops):
-        driver = _RegionAwareDriver()
+        known = KnownEffects()
         for op in order:
-            assert driver.effects(op) == get_effects(op), op.name
+            assert known.of(op) == get_effects(op), op.name
+            assert known.would_be_trivially_dead(op) == would_be_trivially_dead(op)
+            assert known.is_trivially_dead(op) == is_trivially_dead(op)
 
 
 @pytest.mark.parametrize("seed", SEED_KERNELS[:6], ids=[k.name for k in SEED_KERNELS[:6]])
 def test_kept_effects_are_xdsls(seed):
-    """The driver's effects of an op (a region op's from its children's kept ones) are
-    what xDSL's `get_effects` finds, for every op of a seed kernel after `default` and
+    """The kept effects of an op (a region op's from its children's kept ones) are
+    what xDSL's `get_effects` finds, and so are the dead-op checks made from them, for every op of a seed kernel after `default` and
     of `STAGES` (stages that read and write memory), in the order the driver visits
     them (children first) and from the outermost op down."""
     from tileir.passes import apply_pipeline

@@ -12,14 +12,15 @@ also covers its body, by what `is_structurally_equivalent` requires to be identi
 two equivalent bodies: the names of the nested ops, in order, and the values they use
 from outside the op. Two ops that compare equal therefore still hash alike.
 
-The driver also finds each op's memory effects once: xDSL's asks `get_effects` up to
-three times per op (is it dead, is it pure, does it only read), and again for every op
-between a read and the read it repeats; for a region op (`RecursiveMemoryEffect`:
-`pto.stage`, `pto.loop`, `pto.stitch`) each time walks its whole body. Here the effects
-of an op are kept from its visit (a region op's body is visited before it, so its
-effects are the union of its children's kept ones). They stay right: the driver erases
-nothing before its walk ends, and it only changes the operands of ops it has not
-visited yet (the users of an op it replaces come after that op).
+The driver also finds each op's memory effects once (`KnownEffects`): xDSL's asks
+`get_effects` up to three times per op (is it dead, is it pure, does it only read), and
+again for every op between a read and the read it repeats; for a region op
+(`RecursiveMemoryEffect`: `pto.stage`, `pto.loop`, `pto.stitch`) each time walks its
+whole body. Here the effects of an op are kept from its visit (a region op's body is
+visited before it, so its effects are the union of its children's kept ones). They
+stay right: the driver erases nothing before its walk ends, and it only changes the
+operands of ops it has not visited yet (the users of an op it replaces come after that
+op).
 
 It is not registered as a pass of its own (`tileir-opt` refuses two passes named `cse`);
 `-p cse` is xDSL's.
@@ -27,20 +28,12 @@ It is not registered as a pass of its own (`tileir-opt` refuses two passes named
 
 from __future__ import annotations
 
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, Region, SSAValue
-from xdsl.traits import (
-    EffectInstance,
-    IsTerminator,
-    MemoryEffect,
-    MemoryEffectKind,
-    RecursiveMemoryEffect,
-    SymbolOpInterface,
-)
+from xdsl.traits import MemoryEffectKind
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
     CSEDriver,
@@ -48,7 +41,7 @@ from xdsl.transforms.common_subexpression_elimination import (
     OperationInfo,
 )
 
-Effects = AbstractSet[EffectInstance] | None
+from tileir.passes.known_effects import KnownEffects
 
 
 def _body_key(op: Operation) -> tuple[tuple[str, ...], tuple[SSAValue, ...]]:
@@ -139,82 +132,16 @@ class _RegionAwareKnownOps(KnownOps):
         return self._known_ops.pop(self._key(k))
 
 
-@dataclass(frozen=True)
-class _ClassTraits:
-    """The trait queries of the driver, asked once per op class (`has_trait` and
-    `get_traits_of_type` are class methods)."""
-
-    terminator: bool
-    """`has_trait(IsTerminator)`"""
-    dead_terminator: bool
-    """`has_trait(IsTerminator, value_if_unregistered=False)` (`is_trivially_dead`'s)"""
-    dead_symbol: bool
-    """`has_trait(SymbolOpInterface, value_if_unregistered=False)`"""
-    memory_effects: tuple[MemoryEffect, ...]
-    """`get_traits_of_type(MemoryEffect)`"""
-
-    @staticmethod
-    def of(cls: type[Operation]) -> _ClassTraits:
-        return _ClassTraits(
-            cls.has_trait(IsTerminator),
-            cls.has_trait(IsTerminator, value_if_unregistered=False),
-            cls.has_trait(SymbolOpInterface, value_if_unregistered=False),
-            tuple(cls.get_traits_of_type(MemoryEffect)),
-        )
-
-
 @dataclass
 class _RegionAwareDriver(CSEDriver):
-    _effects: dict[int, tuple[Operation, Effects]] = field(default_factory=dict)
-    """Each op's effects (`xdsl.traits.get_effects`), by `id` (the op is kept with them,
-    so the `id` is not reused)."""
-    _classes: dict[type[Operation], _ClassTraits] = field(default_factory=dict)
-
-    def _class(self, cls: type[Operation]) -> _ClassTraits:
-        info = self._classes.get(cls)
-        if info is None:
-            info = self._classes[cls] = _ClassTraits.of(cls)
-        return info
-
-    def effects(self, op: Operation) -> Effects:
-        """`get_effects(op)`, found once per op; a region op's from its children's."""
-        known = self._effects.get(id(op))
-        if known is not None:
-            return known[1]
-        effects: Effects = None
-        traits = self._class(type(op)).memory_effects
-        if traits:
-            found: set[EffectInstance] = set()
-            for trait in traits:
-                if type(trait) is RecursiveMemoryEffect:
-                    part = self._nested_effects(op)
-                else:
-                    part = trait.get_effects(op)
-                if part is None:
-                    break
-                found.update(part)
-            else:
-                effects = found
-        self._effects[id(op)] = (op, effects)
-        return effects
-
-    def _nested_effects(self, op: Operation) -> Effects:
-        """`RecursiveMemoryEffect.get_effects(op)`: the union of its children's."""
-        found: set[EffectInstance] = set()
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.ops:
-                    part = self.effects(child)
-                    if part is None:
-                        return None
-                    found.update(part)
-        return found
+    known: KnownEffects = field(default_factory=KnownEffects)
+    """The ops' effects, kept from their visits (see the module docstring)."""
 
     def _write_between(self, from_op: Operation, to_op: Operation) -> bool:
         """xDSL's `has_other_side_effecting_op_in_between`, with the kept effects."""
         next_op = from_op
         while next_op is not to_op:
-            effects = self.effects(next_op)
+            effects = self.known.of(next_op)
             if effects is None or any(e.kind is MemoryEffectKind.WRITE for e in effects):
                 return True
             next_op = next_op.next_op
@@ -224,12 +151,12 @@ class _RegionAwareDriver(CSEDriver):
     def _simplify_operation(self, op: Operation):
         # xDSL 0.75's `CSEDriver._simplify_operation`, each `get_effects(op)` of it
         # (in `is_trivially_dead`, `is_side_effect_free`, `only_has_effect` and
-        # `has_other_side_effecting_op_in_between`) answered by `effects`.
-        info = self._class(type(op))
-        if info.terminator:
+        # `has_other_side_effecting_op_in_between`) answered by `self.known`.
+        known = self.known
+        if known.traits(type(op)).terminator:
             return
-        effects = self.effects(op)
-        if _is_trivially_dead(op, info, effects):
+        effects = known.of(op)
+        if known.is_trivially_dead(op):
             self._mark_erasure(op)
             return
         if any(len(region.blocks) > 1 for region in op.regions):
@@ -259,25 +186,6 @@ class _RegionAwareDriver(CSEDriver):
         self._known_ops = _RegionAwareKnownOps(self._known_ops)
         self._simplify_block(region.block)
         self._known_ops = old_scope
-
-
-def _is_trivially_dead(op: Operation, info: _ClassTraits, effects: Effects) -> bool:
-    """xDSL's `is_trivially_dead(op)` (dead_code_elimination), given `get_effects(op)`."""
-    return (
-        all(result.first_use is None for result in op.results)
-        and not info.dead_terminator
-        and not info.dead_symbol
-        and effects is not None
-        and all(
-            e.kind == MemoryEffectKind.READ
-            or (
-                e.kind == MemoryEffectKind.ALLOC
-                and isinstance(v := e.value, SSAValue)
-                and op.is_ancestor(v.owner)
-            )
-            for e in effects
-        )
-    )
 
 
 class RegionAwareCSE(CommonSubexpressionElimination):
