@@ -8,7 +8,8 @@ changes nothing).
 `pto.loop`, `pto.stitch`), so asking it of every op of nested regions is quadratic in
 the nesting; here a region op's effects are the union of its children's kept ones. The
 trait queries (`has_trait`, `get_traits_of_type`, class methods) are asked once per
-op class. Each answer is xDSL's (tests/passes/test_cse.py compares them with
+op class, and an op of a class whose only memory effect traits are `NoMemoryEffect`
+(`Pure`) has no effects without asking. Each answer is xDSL's (tests/passes/test_cse.py compares them with
 `xdsl.traits.get_effects` and `would_be_trivially_dead` on every op of the seed kernels).
 """
 
@@ -23,12 +24,15 @@ from xdsl.traits import (
     IsTerminator,
     MemoryEffect,
     MemoryEffectKind,
+    NoMemoryEffect,
     RecursiveMemoryEffect,
     SymbolOpInterface,
 )
 
 Effects = AbstractSet[EffectInstance] | None
 """What `xdsl.traits.get_effects` returns: the effects, or None when unknown."""
+
+_NONE: AbstractSet[EffectInstance] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -43,14 +47,21 @@ class ClassTraits:
     """`has_trait(SymbolOpInterface, value_if_unregistered=False)` (likewise)"""
     memory_effects: tuple[MemoryEffect, ...]
     """`get_traits_of_type(MemoryEffect)`"""
+    pure: bool
+    """Every op of the class has no effects: it has memory effect traits, and each is
+    `NoMemoryEffect` (as `Pure`), whose `get_effects` is the empty set for any op."""
 
     @staticmethod
     def of(cls: type[Operation]) -> ClassTraits:
+        effects = tuple(cls.get_traits_of_type(MemoryEffect))
+        no_effect = NoMemoryEffect.get_effects.__func__  # type: ignore[attr-defined]
         return ClassTraits(
             cls.has_trait(IsTerminator),
             cls.has_trait(IsTerminator, value_if_unregistered=False),
             cls.has_trait(SymbolOpInterface, value_if_unregistered=False),
-            tuple(cls.get_traits_of_type(MemoryEffect)),
+            effects,
+            bool(effects)
+            and all(getattr(type(t).get_effects, "__func__", None) is no_effect for t in effects),
         )
 
 
@@ -74,8 +85,11 @@ class KnownEffects:
         known = self._effects.get(id(op))
         if known is not None:
             return known[1]
+        info = self.traits(type(op))
+        if info.pure:
+            return _NONE
         effects: Effects = None
-        traits = self.traits(type(op)).memory_effects
+        traits = info.memory_effects
         if traits:
             found: set[EffectInstance] = set()
             for trait in traits:
@@ -109,6 +123,8 @@ class KnownEffects:
         info = self.traits(type(op))
         if info.dead_terminator or info.dead_symbol:
             return False
+        if info.pure:
+            return True
         effects = self.of(op)
         # `result_only_effects`: reads, and allocations of values the op defines
         return effects is not None and all(
