@@ -35,7 +35,7 @@ passes or fails with the IRDL constraints, so it need not run again for a signat
 that passed. Such a verifier is declared, function by function, with the
 `@signature_only` decorator: the declaration is on the function itself, so a subclass
 that overrides `verify_` does not inherit it (it declares its own, or runs for every
-op). tests/dialect/test_fast_verify.py runs every declared verifier on the ops of the
+op). tests/dialect/test_signature_only.py runs every declared verifier on the ops of the
 seed kernels and the FileCheck tests through a spy that fails on any read outside the
 signature.
 
