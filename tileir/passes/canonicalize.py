@@ -70,18 +70,18 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
     erased anything, as xDSL's `region_dce` does."""
     ops: list[Operation] = []
     _visited_ops(region, ops)
-    visited = {id(op) for op in ops}
+    by_id = {id(op): op for op in ops}  # (an operand's owner that is a block is not in it)
     known = KnownEffects()
     live: set[int] = set()
-    work = [op for op in ops if not known.would_be_trivially_dead(op)]
+    work = [id(op) for op in ops if not known.would_be_trivially_dead(op)]
     while work:
-        op = work.pop()
-        if id(op) in live:
+        n = work.pop()
+        if n in live:
             continue
-        live.add(id(op))
-        for operand in op.operands:
-            owner = operand.owner
-            if isinstance(owner, Operation) and id(owner) in visited and id(owner) not in live:
+        live.add(n)
+        for operand in by_id[n].operands:
+            owner = id(operand.owner)
+            if owner in by_id and owner not in live:
                 work.append(owner)
     live_set = LiveSet(changed=False, _live_ops={op for op in ops if id(op) in live})
     live_set.delete_dead(region, listener)

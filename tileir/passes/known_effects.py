@@ -51,17 +51,30 @@ class ClassTraits:
     """Every op of the class has no effects: it has memory effect traits, and each is
     `NoMemoryEffect` (as `Pure`), whose `get_effects` is the empty set for any op."""
 
+    dead_if_unused: bool | None
+    """`would_be_trivially_dead` of every op of the class, when the class decides it:
+    False for a terminator, a symbol or a class without memory effect traits (unknown
+    effects), True for a pure class; None when it depends on the op's effects."""
+
     @staticmethod
     def of(cls: type[Operation]) -> ClassTraits:
         effects = tuple(cls.get_traits_of_type(MemoryEffect))
         no_effect = NoMemoryEffect.get_effects.__func__  # type: ignore[attr-defined]
+        dead_terminator = cls.has_trait(IsTerminator, value_if_unregistered=False)
+        dead_symbol = cls.has_trait(SymbolOpInterface, value_if_unregistered=False)
+        pure = bool(effects) and all(
+            getattr(type(t).get_effects, "__func__", None) is no_effect for t in effects
+        )
+        dead_if_unused = (
+            False if dead_terminator or dead_symbol or not effects else True if pure else None
+        )
         return ClassTraits(
             cls.has_trait(IsTerminator),
-            cls.has_trait(IsTerminator, value_if_unregistered=False),
-            cls.has_trait(SymbolOpInterface, value_if_unregistered=False),
+            dead_terminator,
+            dead_symbol,
             effects,
-            bool(effects)
-            and all(getattr(type(t).get_effects, "__func__", None) is no_effect for t in effects),
+            pure,
+            dead_if_unused,
         )
 
 
@@ -120,11 +133,9 @@ class KnownEffects:
 
     def would_be_trivially_dead(self, op: Operation) -> bool:
         """`xdsl.transforms.dead_code_elimination.would_be_trivially_dead(op)`."""
-        info = self.traits(type(op))
-        if info.dead_terminator or info.dead_symbol:
-            return False
-        if info.pure:
-            return True
+        info = self._classes.get(type(op)) or self.traits(type(op))
+        if info.dead_if_unused is not None:
+            return info.dead_if_unused
         effects = self.of(op)
         # `result_only_effects`: reads, and allocations of values the op defines
         return effects is not None and all(

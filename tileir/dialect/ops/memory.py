@@ -80,8 +80,9 @@ class _ReadSourceIfMemory(MemoryEffect):
     @classmethod
     def get_effects(cls, op: Operation):
         assert isinstance(op, ViewOp | GetTensorDataOp)
-        if isinstance(op.source.type, MemRefType):
-            return {EffectInstance(MemoryEffectKind.READ, op.source)}
+        source = op.source  # (an accessor that decodes the operand segments)
+        if isinstance(source.type, MemRefType):
+            return {EffectInstance(MemoryEffectKind.READ, source)}
         return set()
 
 
