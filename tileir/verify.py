@@ -23,9 +23,21 @@ passed it runs everything else xDSL runs, in xDSL's order: the generic checks (a
 of xDSL 0.75's, tests/dialect/test_fast_verify.py compares them), the traits (except
 those that keep `OpTrait.verify`, which does nothing), the op's own `verify_`, with
 (3)'s re-raise. The traits and the op's own verifier may look at the op's context
-(parents, defining ops, symbol tables), so they always run. An op whose signature is
+(parents, defining ops, symbol tables), so they run again for every op, unless they
+are declared `signature_only` (below). An op whose signature is
 new, or that cannot be split this way, is verified by xDSL's own `op.verify`, so its
 first error is xDSL's, word for word.
+
+A verifier that reads only the signature (an op's own `verify_` that looks at its
+operand and result types and its properties, never at an operand's defining op, the
+op's parent, uses or regions' contents; or a trait's `verify` that does the same)
+passes or fails with the IRDL constraints, so it need not run again for a signature
+that passed. Such a verifier is declared, function by function, with the
+`@signature_only` decorator: the declaration is on the function itself, so a subclass
+that overrides `verify_` does not inherit it (it declares its own, or runs for every
+op). tests/dialect/test_signature_only.py runs every declared verifier on the ops of the
+seed kernels and the FileCheck tests through a spy that fails on any read outside the
+signature.
 
 Nothing is patched: the parts of the generated `verify_` are read from its closure
 (`irdl_parts`), and an op whose `verify_` does not have the expected shape (a future
@@ -36,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.ir import Attribute, ErasedSSAValue, Operation, Region
 from xdsl.irdl.operations import OpDef, get_accessors_from_op_def
@@ -50,6 +63,27 @@ _GENERATED_VERIFY = frozenset(
 """The code objects of the two `verify_` functions that `irdl_op_definition` generates
 (with and without an op-specific verifier). Their bodies call only `op_def.verify`
 and `custom_verify` (`co_names` is just `verify`)."""
+
+
+_SIGNATURE_ONLY = "__tileir_signature_only__"
+
+_F = TypeVar("_F", bound=Callable[..., None])
+
+
+def signature_only(fn: _F) -> _F:
+    """Declare that `fn`, an op's `verify_` or an `OpTrait`'s `verify`, reads nothing
+    but the op's signature (see the module docstring), so that `OpVerifier` runs it
+    once per signature that passes. A wrong declaration hides errors: declare it only
+    on a verifier whose every read (its helpers' too) is of the op's class, operand and
+    result types, properties and attributes, or counts of operands, results, regions
+    and successors."""
+    setattr(fn, _SIGNATURE_ONLY, True)
+    return fn
+
+
+def is_signature_only(fn: object) -> bool:
+    """Whether `fn` (a function, or a bound method of one) was declared `signature_only`."""
+    return getattr(getattr(fn, "__func__", fn), _SIGNATURE_ONLY, False) is True
 
 
 def ops_in(region: Region, out: list[Operation] | None = None) -> list[Operation]:
@@ -104,8 +138,12 @@ class _ClassInfo:
 
     parts: IRDLParts | None
     traits: tuple[OpTrait, ...]
-    """The traits whose `verify` does something, in the order `OpDef.verify` runs
-    them (a trait that keeps `OpTrait.verify`, which does nothing, is left out)."""
+    """The traits to run again for an op whose signature passed, in the order
+    `OpDef.verify` runs them: those whose `verify` does something (not
+    `OpTrait.verify`) and may read more than the signature (not `signature_only`)."""
+    custom: Callable[[Operation], None] | None
+    """The op's own `verify_` to run again for such an op (None: it has none, or it is
+    `signature_only`)."""
     terminator: bool
     no_terminator: bool
 
@@ -113,9 +151,15 @@ class _ClassInfo:
 def _class_info(cls: type[Operation]) -> _ClassInfo:
     parts = irdl_parts(cls)
     traits = () if parts is None else tuple(parts.op_def.traits)
+    custom = None if parts is None else parts.custom
     return _ClassInfo(
         parts,
-        tuple(t for t in traits if type(t).verify is not OpTrait.verify),
+        tuple(
+            t
+            for t in traits
+            if type(t).verify is not OpTrait.verify and not is_signature_only(type(t).verify)
+        ),
+        None if is_signature_only(custom) else custom,
         cls.has_trait(IsTerminator),
         cls.has_trait(NoTerminator),
     )
@@ -201,11 +245,13 @@ class OpVerifier:
             self._passed.add(key)
             return
         self._generic_checks(op, info)
+        if not info.traits and info.custom is None:
+            return
         try:
             for trait in info.traits:
                 trait.verify(op)
-            if parts.custom is not None:
-                parts.custom(op)
+            if info.custom is not None:
+                info.custom(op)
         except VerifyException as err:
             op.emit_error(f"Operation does not verify: {err}", err)
 

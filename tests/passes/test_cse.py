@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from xdsl.traits import get_effects
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
 from frontends.kernels import SEED_KERNELS
@@ -133,3 +134,38 @@ def _index_programs(draw: st.DrawFn) -> str:
 def test_cascading_repeats_as_xdsl(text):
     ours, xdsls = _both(text)
     assert ours == xdsls
+
+
+def _check_kept_effects(module) -> None:
+    from xdsl.ir import Operation
+    from xdsl.transforms.dead_code_elimination import (
+        is_trivially_dead,
+        would_be_trivially_dead,
+    )
+
+    from tileir.passes.known_effects import KnownEffects
+
+    ops: list[Operation] = list(module.walk())
+    for order in (list(reversed(ops)), ops):
+        known = KnownEffects()
+        for op in order:
+            assert known.of(op) == get_effects(op), op.name
+            assert known.would_be_trivially_dead(op) == would_be_trivially_dead(op)
+            assert known.is_trivially_dead(op) == is_trivially_dead(op)
+
+
+@pytest.mark.parametrize("seed", SEED_KERNELS[:6], ids=[k.name for k in SEED_KERNELS[:6]])
+def test_kept_effects_are_xdsls(seed):
+    """The kept effects of an op (a region op's from its children's kept ones) are
+    what xDSL's `get_effects` finds, and so are the dead-op checks made from them, for every op of a seed kernel after `default` and
+    of `STAGES` (stages that read and write memory), in the order the driver visits
+    them (children first) and from the outermost op down."""
+    from tileir.passes import apply_pipeline
+
+    module = load_source(seed.path.read_text(), str(seed.path))
+    apply_pipeline(module, "default{unroll-factors=4,2,1}")
+    _check_kept_effects(module)
+    stages = parse_module(STAGES)
+    _check_kept_effects(stages)
+    # (the stages of STAGES have known effects: a read, a write)
+    assert all(get_effects(op) for op in stages.walk() if op.name == "pto.stage")

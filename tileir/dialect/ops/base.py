@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 from tileir.dialect import shapes
 from tileir.dialect.dtypes import BY_MLIR, ELEMENT_TYPES, is_element_type
 from tileir.dialect.shapes import ShapeError
+from tileir.verify import signature_only
 
 MAX_TILE_RANK = 4
 
@@ -272,6 +273,7 @@ class TileResults(OpTrait):
     static dim in 1..MAX_DIM. One rule for all ops that make tiles, so no op can build a
     tile that `pto.view` or the back ends refuse."""
 
+    @signature_only
     def verify(self, op: Operation) -> None:
         for i, r in enumerate(op.results):
             if isinstance(r.type, TensorType):
@@ -317,6 +319,7 @@ class TileToTileOp(OneTileOp):
 
     SAME_ELEMENT: ClassVar[bool] = True
 
+    @signature_only
     def verify_(self) -> None:
         if self.SAME_ELEMENT:
             _same_elem(self, self.input.type, self.result.type)

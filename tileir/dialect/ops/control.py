@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect.ops.base import _i64_array, verify_tile_shape
 from tileir.dialect.ops.structure import _LoopBase
+from tileir.verify import signature_only
 
 
 class _LoopStateOp(IRDLOperation):
@@ -99,6 +100,7 @@ class SetVecTileShapesOp(IRDLOperation):
     def __init__(self, shape: Sequence[int]):
         super().__init__(properties={"shape": _i64_array(shape)})
 
+    @signature_only
     def verify_(self) -> None:
         verify_tile_shape(self, self.shape.get_values(), "vector tile shape")
 
@@ -137,6 +139,7 @@ class SetCubeTileShapesOp(IRDLOperation):
         k0, k1, *_ = self.k.get_values()
         return k0, k1
 
+    @signature_only
     def verify_(self) -> None:
         for what in ("m", "n"):
             _verify_pair(self, what, self.m.get_values() if what == "m" else self.n.get_values())
@@ -157,6 +160,7 @@ class SetSemanticLabelOp(IRDLOperation):
     def __init__(self, label: str):
         super().__init__(properties={"label": StringAttr(label)})
 
+    @signature_only
     def verify_(self) -> None:
         if not self.label.data:
             raise VerifyException("'pto.set_semantic_label' label must not be empty")

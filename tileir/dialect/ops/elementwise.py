@@ -66,6 +66,7 @@ from tileir.dialect.ops.base import (
     mixed_values,
     verify_tile_shape,
 )
+from tileir.verify import signature_only
 
 
 class CastMode(StrEnum):
@@ -146,6 +147,7 @@ class UnaryOp(TileOp):
     def __init__(self, input: SSAValue | Operation):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
 
+    @signature_only
     def verify_(self) -> None:
         t = self.input.type
         if t != self.result.type:
@@ -174,6 +176,7 @@ class PrecisionUnaryOp(UnaryOp):
     precision_type = opt_prop_def(StringAttr)
     assembly_format = "$input (`precision` $precision_type^)? attr-dict `:` type($result)"
 
+    @signature_only
     def verify_(self) -> None:
         super().verify_()
         _verify_precision(self, self.precision_type)
@@ -277,6 +280,7 @@ class BinaryOp(TileOp):
     def result_element_type(self) -> Attribute:
         return _elem(self.result.type)
 
+    @signature_only
     def verify_(self) -> None:
         types = (self.lhs.type, self.rhs.type)
         result = self.result.type
@@ -312,6 +316,7 @@ class PrecisionBinaryOp(BinaryOp):
         "type($rhs) `->` type($result)"
     )
 
+    @signature_only
     def verify_(self) -> None:
         super().verify_()
         _verify_precision(self, self.precision_type)

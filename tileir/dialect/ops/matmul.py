@@ -22,6 +22,7 @@ from tileir.dialect.ops.base import (
     _rule,
     _shape,
 )
+from tileir.verify import signature_only
 
 # --------------------------------------------------------------------------- shared
 
@@ -101,6 +102,7 @@ class MatmulOp(TileOp):
             result_types=[result_type],
         )
 
+    @signature_only
     def verify_(self) -> None:
         a_type, b_type, result_type = self.a.type, self.b.type, self.result.type
         a_elem, b_elem = _elem(a_type), _elem(b_type)

@@ -68,6 +68,7 @@ from tileir.dialect.ops.base import (
     verify_tile_shape,
 )
 from tileir.dialect.ops.structure import StageOp, StitchOp
+from tileir.verify import signature_only
 
 # --------------------------------------------------------------------------- effects
 
@@ -79,8 +80,9 @@ class _ReadSourceIfMemory(MemoryEffect):
     @classmethod
     def get_effects(cls, op: Operation):
         assert isinstance(op, ViewOp | GetTensorDataOp)
-        if isinstance(op.source.type, MemRefType):
-            return {EffectInstance(MemoryEffectKind.READ, op.source)}
+        source = op.source  # (an accessor that decodes the operand segments)
+        if isinstance(source.type, MemRefType):
+            return {EffectInstance(MemoryEffectKind.READ, source)}
         return set()
 
 
@@ -511,6 +513,7 @@ class ReshapeOp(TileToTileOp):
     def mixed_valid_shape(self) -> list[int | SSAValue] | None:
         return mixed_values(self.static_valid_shape, self.valid_shape) or None
 
+    @signature_only
     def verify_(self) -> None:
         valid = _check_index_list(self, "valid_shape", self.static_valid_shape, self.valid_shape)
         super().verify_()

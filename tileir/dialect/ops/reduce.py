@@ -16,6 +16,7 @@ from tileir.dialect.ops.base import (
     _rule,
     _shape,
 )
+from tileir.verify import signature_only
 
 # --------------------------------------------------------------------------- reductions
 
@@ -47,6 +48,7 @@ class ReduceOp(TileToTileOp):
 
     reduced_shape = staticmethod(shapes.reduced_shape)
 
+    @signature_only
     def verify_(self) -> None:
         super().verify_()
         t = self.input.type

@@ -1,0 +1,153 @@
+"""xDSL's memory-effect queries, each answered once per op, for drivers that ask them of
+many ops while the ops' effects cannot change: tileir's `cse` (which erases nothing
+before its walk ends and changes only the operands of ops it has not visited yet) and
+the region DCE of tileir's `canonicalize` (whose liveness propagation reads the IR and
+changes nothing).
+
+`get_effects(op)` walks a region op's whole body (`RecursiveMemoryEffect`: `pto.stage`,
+`pto.loop`, `pto.stitch`), so asking it of every op of nested regions is quadratic in
+the nesting; here a region op's effects are the union of its children's kept ones. The
+trait queries (`has_trait`, `get_traits_of_type`, class methods) are asked once per
+op class, and an op of a class whose only memory effect traits are `NoMemoryEffect`
+(`Pure`) has no effects without asking. Each answer is xDSL's (tests/passes/test_cse.py compares them with
+`xdsl.traits.get_effects` and `would_be_trivially_dead` on every op of the seed kernels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.traits import (
+    EffectInstance,
+    IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
+    NoMemoryEffect,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+)
+
+Effects = AbstractSet[EffectInstance] | None
+"""What `xdsl.traits.get_effects` returns: the effects, or None when unknown."""
+
+_NONE: AbstractSet[EffectInstance] = frozenset()
+
+
+@dataclass(frozen=True)
+class ClassTraits:
+    """The trait queries of the drivers, asked once per op class."""
+
+    terminator: bool
+    """`has_trait(IsTerminator)`"""
+    dead_terminator: bool
+    """`has_trait(IsTerminator, value_if_unregistered=False)` (`would_be_trivially_dead`'s)"""
+    dead_symbol: bool
+    """`has_trait(SymbolOpInterface, value_if_unregistered=False)` (likewise)"""
+    memory_effects: tuple[MemoryEffect, ...]
+    """`get_traits_of_type(MemoryEffect)`"""
+    pure: bool
+    """Every op of the class has no effects: it has memory effect traits, and each is
+    `NoMemoryEffect` (as `Pure`), whose `get_effects` is the empty set for any op."""
+
+    dead_if_unused: bool | None
+    """`would_be_trivially_dead` of every op of the class, when the class decides it:
+    False for a terminator, a symbol or a class without memory effect traits (unknown
+    effects), True for a pure class; None when it depends on the op's effects."""
+
+    @staticmethod
+    def of(cls: type[Operation]) -> ClassTraits:
+        effects = tuple(cls.get_traits_of_type(MemoryEffect))
+        no_effect = NoMemoryEffect.get_effects.__func__  # type: ignore[attr-defined]
+        dead_terminator = cls.has_trait(IsTerminator, value_if_unregistered=False)
+        dead_symbol = cls.has_trait(SymbolOpInterface, value_if_unregistered=False)
+        pure = bool(effects) and all(
+            getattr(type(t).get_effects, "__func__", None) is no_effect for t in effects
+        )
+        dead_if_unused = (
+            False if dead_terminator or dead_symbol or not effects else True if pure else None
+        )
+        return ClassTraits(
+            cls.has_trait(IsTerminator),
+            dead_terminator,
+            dead_symbol,
+            effects,
+            pure,
+            dead_if_unused,
+        )
+
+
+class KnownEffects:
+    """The effects of ops, found once per op. Use one while the effects of the ops it
+    has answered for cannot change (their operands' types, their bodies)."""
+
+    def __init__(self) -> None:
+        self._effects: dict[int, tuple[Operation, Effects]] = {}
+        """By `id`, with the op (so that the `id` is not reused while kept)."""
+        self._classes: dict[type[Operation], ClassTraits] = {}
+
+    def traits(self, cls: type[Operation]) -> ClassTraits:
+        info = self._classes.get(cls)
+        if info is None:
+            info = self._classes[cls] = ClassTraits.of(cls)
+        return info
+
+    def of(self, op: Operation) -> Effects:
+        """`xdsl.traits.get_effects(op)`."""
+        known = self._effects.get(id(op))
+        if known is not None:
+            return known[1]
+        info = self.traits(type(op))
+        if info.pure:
+            return _NONE
+        effects: Effects = None
+        traits = info.memory_effects
+        if traits:
+            found: set[EffectInstance] = set()
+            for trait in traits:
+                part = (
+                    self._nested(op)
+                    if type(trait) is RecursiveMemoryEffect
+                    else trait.get_effects(op)
+                )
+                if part is None:
+                    break
+                found.update(part)
+            else:
+                effects = found
+        self._effects[id(op)] = (op, effects)
+        return effects
+
+    def _nested(self, op: Operation) -> Effects:
+        """`RecursiveMemoryEffect.get_effects(op)`: the union of its children's."""
+        found: set[EffectInstance] = set()
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.ops:
+                    part = self.of(child)
+                    if part is None:
+                        return None
+                    found.update(part)
+        return found
+
+    def would_be_trivially_dead(self, op: Operation) -> bool:
+        """`xdsl.transforms.dead_code_elimination.would_be_trivially_dead(op)`."""
+        info = self._classes.get(type(op)) or self.traits(type(op))
+        if info.dead_if_unused is not None:
+            return info.dead_if_unused
+        effects = self.of(op)
+        # `result_only_effects`: reads, and allocations of values the op defines
+        return effects is not None and all(
+            e.kind == MemoryEffectKind.READ
+            or (
+                e.kind == MemoryEffectKind.ALLOC
+                and isinstance(v := e.value, SSAValue)
+                and op.is_ancestor(v.owner)
+            )
+            for e in effects
+        )
+
+    def is_trivially_dead(self, op: Operation) -> bool:
+        """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`."""
+        return all(r.first_use is None for r in op.results) and self.would_be_trivially_dead(op)
