@@ -290,8 +290,9 @@ class _SettingsPlan:
                 op.detach()
                 op.erase()
                 continue
-            for kind in self.effects[n].reads:
-                if kind in self.remat:
+            reads = self.effects[n].reads
+            for kind in _KINDS:  # (not the set `reads`: its order varies with the hash seed)
+                if kind in reads and kind in self.remat:
                     establish(kind, self.need[n][kind])
             out.append(op)
             for kind, value in self.effects[n].writes.items():
