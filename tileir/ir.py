@@ -267,6 +267,31 @@ def append_ops(block: Block, ops: Iterable[Operation]) -> None:
     block._last_op = last
 
 
+def prepend_ops(block: Block, ops: Sequence[Operation]) -> None:
+    """`block.insert_ops_before(ops, block.first_op)` (`add_ops` on an empty block) for
+    ops that are in no block and do not hold `block`, linked as `append_ops` links them."""
+    if any(op.parent is not None for op in ops):
+        raise ValueError("Can't add to a block an operation already attached to a block.")
+    if not ops:
+        return
+    first = block._first_op
+    last: Operation | None = None
+    for op in ops:
+        op.parent = block
+        op._prev_op = last
+        if last is None:
+            block._first_op = op
+        else:
+            last._next_op = op
+        last = op
+    assert last is not None
+    last._next_op = first
+    if first is None:
+        block._last_op = last
+    else:
+        first._prev_op = last
+
+
 def _clone_one_pass(op: Operation, mapping: dict[int, SSAValue]) -> Operation:
     regions = op.regions
     get = mapping.get

@@ -24,6 +24,7 @@ from tileir.ir import (
     move_run,
     new_op,
     parse_module,
+    prepend_ops,
     print_module,
 )
 from tileir.passes import parse_pipeline
@@ -147,6 +148,25 @@ def test_clone_ops_copies_regions_as_xdsl_clone() -> None:
         loop.parent.insert_op_after(clone(loop), loop)
     assert print_module(ours) == print_module(theirs)
     assert print_module(ours).count("pto.loop") == 2
+
+
+def test_prepend_ops_links_like_insert_ops_before() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(5)]
+    block = Block(c[3:])
+    prepend_ops(block, c[:3])
+    assert list(block.ops) == c and [op.parent for op in c] == [block] * 5
+    assert block.first_op is c[0] and block.last_op is c[4] and c[0].prev_op is None
+    assert c[2].next_op is c[3] and c[3].prev_op is c[2]
+    assert [op.prev_op for op in c[1:]] == c[:-1] and [op.next_op for op in c[:-1]] == c[1:]
+    empty = Block()
+    d = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(2)]
+    prepend_ops(empty, d)
+    assert list(empty.ops) == d and empty.first_op is d[0] and empty.last_op is d[1]
+    prepend_ops(empty, [])
+    assert list(empty.ops) == d
+    with pytest.raises(ValueError, match="already attached"):
+        prepend_ops(Block(), [arith.ConstantOp(IntegerAttr(9, IndexType())), c[0]])
+    assert list(block.ops) == c  # (refused before any op was linked)
 
 
 def test_move_run_relinks_both_blocks() -> None:
