@@ -55,7 +55,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import UNKNOWN_LOC, IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -72,7 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
-from tileir.ir import CopyTemplate, block_ops, move_run
+from tileir.ir import CopyTemplate, block_ops, move_run, new_op
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
@@ -121,10 +121,25 @@ def chunk_name(name: str | None, factor: int) -> str:
 # --------------------------------------------------------------------------- IR helpers
 
 
-def _const(rewriter_ops: list[Operation], value: int) -> SSAValue:
-    op = arith.ConstantOp.from_int_and_width(value, IndexType())
-    rewriter_ops.append(op)
+_INDEX = IndexType()
+_INDEX_ATTRS: dict[int, IntegerAttr] = {}
+
+
+def _const(ops: list[Operation], value: int) -> SSAValue:
+    """`arith.ConstantOp.from_int_and_width(value, IndexType())`, made by `new_op` with
+    one (immutable, shared) attribute per value: a chunk loop makes one per copy."""
+    attr = _INDEX_ATTRS.get(value)
+    if attr is None:
+        attr = _INDEX_ATTRS[value] = IntegerAttr(value, _INDEX)
+    op = new_op(arith.ConstantOp, (), (_INDEX,), {"value": attr}, {}, UNKNOWN_LOC)
+    ops.append(op)
     return op.result
+
+
+def _add(a: SSAValue, b: SSAValue) -> arith.AddiOp:
+    """`arith.AddiOp(a, b)`, made by `new_op` (which fills in its default overflow flags,
+    as `AddiOp.__init__` passes them)."""
+    return new_op(arith.AddiOp, (a, b), (a.type,), {}, {}, UNKNOWN_LOC)
 
 
 def _false(ops: list[Operation]) -> SSAValue:
@@ -383,7 +398,7 @@ def _fill_loop_body(
         ops: list[Operation] = []
         idx = j
         if k:
-            add = arith.AddiOp(j, scaled[k - 1])
+            add = _add(j, scaled[k - 1])
             ops.append(add)
             add.result.name_hint = index.name_hint
             idx = add.result
