@@ -267,6 +267,31 @@ def append_ops(block: Block, ops: Iterable[Operation]) -> None:
     block._last_op = last
 
 
+def prepend_ops(block: Block, ops: Sequence[Operation]) -> None:
+    """`block.insert_ops_before(ops, block.first_op)` (`add_ops` on an empty block) for
+    ops that are in no block and do not hold `block`, linked as `append_ops` links them."""
+    if any(op.parent is not None for op in ops):
+        raise ValueError("Can't add to a block an operation already attached to a block.")
+    if not ops:
+        return
+    first = block._first_op
+    last: Operation | None = None
+    for op in ops:
+        op.parent = block
+        op._prev_op = last
+        if last is None:
+            block._first_op = op
+        else:
+            last._next_op = op
+        last = op
+    assert last is not None
+    last._next_op = first
+    if first is None:
+        block._last_op = last
+    else:
+        first._prev_op = last
+
+
 def _clone_one_pass(op: Operation, mapping: dict[int, SSAValue]) -> Operation:
     regions = op.regions
     get = mapping.get
@@ -321,3 +346,172 @@ def clone_ops(ops: Iterable[Operation], mapping: Mapping[SSAValue, SSAValue]) ->
             by_id[id(old)] = result
         copies.append(copy)
     return copies
+
+
+_NEW_OBJECT = object.__new__
+
+_TEMPLATE_DEFAULTS: dict[type[Operation], tuple[tuple[tuple[str, Attribute], ...], ...] | None] = {}
+
+
+def _template_defaults(
+    cls: type[Operation],
+) -> tuple[tuple[tuple[str, Attribute], ...], ...] | None:
+    """`_defaults(cls)` for a class whose ops `CopyTemplate` makes itself; None when
+    the class needs `create` (its own `__post_init__`) or has its own `__new__`."""
+    known = _TEMPLATE_DEFAULTS.get(cls, False)
+    if known is False:
+        known = _defaults(cls) if cls.__new__ is _NEW_OBJECT else None
+        _TEMPLATE_DEFAULTS[cls] = known
+    return known  # type: ignore[return-value]
+
+
+class CopyTemplate:
+    """A run of ops (consecutive ops of one block, in order) read once, to be copied
+    many times: `stamp(values)` makes the copies `clone_ops(ops, mapping)` makes, with
+    `mapping` from `inputs` to `values`, and appends them to a block. The run is read
+    into one record per op (class, operand slots, result types and names, properties
+    and attributes with the IRDL defaults `new_op` would fill in, location), so that a
+    copy costs only the making of its objects: no renaming dict, no walk of the
+    original ops, no per-op look-up of the class's defaults. (`loop-unroll` copies a
+    loop body once per iteration of a chunk.)
+
+    The run must not change between `CopyTemplate(...)` and the last `stamp`; ops with
+    regions or successors are copied by `clone_ops`'s own means, as it does."""
+
+    def __init__(self, ops: Sequence[Operation], inputs: Sequence[SSAValue]) -> None:
+        # A copy's values by slot: the inputs' replacements first, then, in the order
+        # the run meets them, the values from outside it (the same in every copy) and
+        # the copy's results. `base` holds a copy's slots before its ops are made.
+        slot: dict[int, int] = {id(v): n for n, v in enumerate(inputs)}
+        base: list[SSAValue | None] = [None] * len(inputs)
+        records: list[tuple[object, ...]] = []
+
+        def outside(value: SSAValue) -> int:
+            n = slot[id(value)] = len(base)
+            base.append(value)
+            return n
+
+        get = slot.get
+        for op in ops:
+            cls = type(op)
+            defaults = _template_defaults(cls)
+            if defaults is None or op.regions or op._successor_uses:
+                # (the values used inside: those from outside the op, by slot)
+                used: dict[int, tuple[SSAValue, int]] = {}
+                for inner in op.walk() if op.regions else (op,):
+                    for v in inner._operands:
+                        n = get(id(v))
+                        if n is None and not _inside(v, op):
+                            n = outside(v)
+                        if n is not None:
+                            used[id(v)] = (v, n)
+                records.append((None, op, list(used.values()), len(base), None, None))
+            else:
+                codes: list[int] = []
+                for v in op._operands:
+                    n = get(id(v))
+                    codes.append(outside(v) if n is None else n)
+                props, attrs = op.properties.copy(), op.attributes.copy()
+                if defaults[0]:
+                    for name, value in defaults[0]:
+                        props.setdefault(name, value)
+                if defaults[1]:
+                    for name, value in defaults[1]:
+                        attrs.setdefault(name, value)
+                results = [
+                    (r._type, None if r._name is None else _valid_name(r._name)) for r in op.results
+                ]
+                records.append((cls, codes, results, len(base), props, attrs, op.location))
+            for r in op.results:
+                slot[id(r)] = len(base)
+                base.append(None)
+        self.n_inputs = len(inputs)
+        self.base = base
+        self.records = records
+
+    def stamp(self, values: Sequence[SSAValue], block: Block) -> list[Operation]:
+        """One copy, the inputs replaced by `values`, appended to `block` (which none of
+        the copies holds: they are new); returns the copies' top-level ops."""
+        n_inputs = self.n_inputs
+        if len(values) != n_inputs:
+            raise ValueError("CopyTemplate.stamp: one value per input")
+        vals = self.base.copy()
+        vals[:n_inputs] = values
+        made: list[Operation] = []
+        add = made.append
+        last = block._last_op
+        for record in self.records:
+            cls = record[0]
+            if cls is None:
+                _, whole, used, at, _, _ = record
+                op = self._copy_whole(whole, used, vals)  # type: ignore[arg-type]
+                for result in op.results:
+                    vals[at] = result
+                    at += 1
+            else:
+                _, codes, results, at, props, attrs, location = record
+                op = _NEW_OBJECT(cls)  # type: ignore[arg-type]
+                if codes:
+                    operands = [vals[c] for c in codes]  # type: ignore[union-attr]
+                    op._operands = SSAValues(operands)
+                    uses: list[Use] = []
+                    for index, value in enumerate(operands):  # (`value.add_use`, inlined)
+                        first = value.first_use
+                        use = Use(op, index, None, first)
+                        if first is not None:
+                            first._prev_use = use
+                        value.first_use = use
+                        uses.append(use)
+                    op._operand_uses = tuple(uses)
+                else:
+                    op._operands = _NO_RESULTS
+                    op._operand_uses = ()
+                if results:
+                    made_results: list[OpResult] = []
+                    for index, (t, name) in enumerate(results):  # type: ignore[arg-type]
+                        result = OpResult(t, op, index)
+                        if name is not None:
+                            result._name = name
+                        made_results.append(result)
+                        vals[at] = result  # type: ignore[index]
+                        at += 1  # type: ignore[operator]
+                    op.results = SSAValues(made_results)
+                else:
+                    op.results = _NO_RESULTS
+                op.properties = props.copy()  # type: ignore[union-attr]
+                op.attributes = attrs.copy()  # type: ignore[union-attr]
+                op.location = location
+                op._successors = ()
+                op._successor_uses = ()
+                op.regions = ()
+            op.parent = block
+            op._prev_op = last
+            op._next_op = None
+            if last is None:
+                block._first_op = op
+            else:
+                last._next_op = op
+            last = op
+            add(op)
+        block._last_op = last
+        return made
+
+    @staticmethod
+    def _copy_whole(
+        op: Operation, used: list[tuple[SSAValue, int]], vals: list[SSAValue]
+    ) -> Operation:
+        """A copy of an op with regions or successors, or of a class `new_op` leaves to
+        `create`, as `clone_ops` makes it."""
+        if not (op.regions or op._successor_uses) or _clonable_in_one_pass(op):
+            return _clone_one_pass(op, {id(v): vals[c] for v, c in used})
+        return op.clone({v: vals[c] for v, c in used})
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined inside `op` (by an op or a block it holds)."""
+    holder = value.owner.parent_op()
+    while holder is not None:
+        if holder is op:
+            return True
+        holder = holder.parent_op()
+    return False

@@ -1,6 +1,6 @@
-"""`tileir.ir`'s op builders (`new_op`, `append_ops`, `clone_ops`) against xDSL's own
-`Operation.create`, `Block.add_ops` and `Operation.clone`: the same fields, the same use
-lists, the same printed IR."""
+"""`tileir.ir`'s op builders (`new_op`, `append_ops`, `clone_ops`, `CopyTemplate`) against
+xDSL's own `Operation.create`, `Block.add_ops` and `Operation.clone`: the same fields, the
+same use lists, the same printed IR."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from frontends.kernels import SEED_KERNELS
 from frontends.pypto import load_source
 from tileir.dialect import pto
 from tileir.ir import (
+    CopyTemplate,
     append_ops,
     clone_ops,
     detach_ops,
@@ -23,6 +24,7 @@ from tileir.ir import (
     move_run,
     new_op,
     parse_module,
+    prepend_ops,
     print_module,
 )
 from tileir.passes import parse_pipeline
@@ -148,6 +150,25 @@ def test_clone_ops_copies_regions_as_xdsl_clone() -> None:
     assert print_module(ours).count("pto.loop") == 2
 
 
+def test_prepend_ops_links_like_insert_ops_before() -> None:
+    c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(5)]
+    block = Block(c[3:])
+    prepend_ops(block, c[:3])
+    assert list(block.ops) == c and [op.parent for op in c] == [block] * 5
+    assert block.first_op is c[0] and block.last_op is c[4] and c[0].prev_op is None
+    assert c[2].next_op is c[3] and c[3].prev_op is c[2]
+    assert [op.prev_op for op in c[1:]] == c[:-1] and [op.next_op for op in c[:-1]] == c[1:]
+    empty = Block()
+    d = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(2)]
+    prepend_ops(empty, d)
+    assert list(empty.ops) == d and empty.first_op is d[0] and empty.last_op is d[1]
+    prepend_ops(empty, [])
+    assert list(empty.ops) == d
+    with pytest.raises(ValueError, match="already attached"):
+        prepend_ops(Block(), [arith.ConstantOp(IntegerAttr(9, IndexType())), c[0]])
+    assert list(block.ops) == c  # (refused before any op was linked)
+
+
 def test_move_run_relinks_both_blocks() -> None:
     c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(5)]
     source, target = Block(c), Block()
@@ -201,3 +222,90 @@ def test_escaping_results_as_xdsl_says(seed) -> None:
                         assert escaping_results(run, block) == _escaping_by_xdsl(run)
                         checked += 1
     assert checked > 0
+
+
+NESTED = """
+pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" {
+    %off_1 = arith.muli %i, %c8 : index
+    %t = pto.view %x[%off_1, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+    pto.loop %k = %c0 to %c4 step %c1 name "inner" {
+      %s = arith.addi %k, %off_1 : index
+      %u = pto.view %x[%s, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+      %e = pto.exp %u : tensor<8x64xf32>
+      pto.assemble %e into %out[%s, 0] : tensor<8x64xf32>, memref<32x64xf32>
+    }
+    %b = pto.is_loop_begin %i
+    %e = pto.add %t, %t : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+    pto.assemble %e into %out[%off_1, 0] : tensor<8x64xf32>, memref<32x64xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("source", [SOURCE, NESTED], ids=["flat", "nested"])
+def test_copy_template_stamps_what_clone_ops_makes(source: str) -> None:
+    # three copies of the loop body, for %i -> three different values, once stamped
+    # from one template and once by `clone_ops`: the same printed IR, the same fields
+    # (operands compared by their place in the copies), the same uses
+    ours, theirs = parse_module(source), parse_module(source)
+    made: dict[str, list[list[Operation]]] = {"ours": [], "theirs": []}
+    for key, module in (("ours", ours), ("theirs", theirs)):
+        loop = _loop(module)
+        body = loop.body.block
+        ops = [op for op in body.ops if not isinstance(op, pto.YieldOp)]
+        template = CopyTemplate(ops, [loop.induction_var]) if key == "ours" else None
+        values = [ops[0].results[0], loop.lower_bound, loop.induction_var]
+        for value in values:
+            block = Block()
+            if template is not None:
+                copies = template.stamp([value], block)
+                assert list(block.ops) == copies
+            else:
+                copies = clone_ops(ops, {loop.induction_var: value})
+                append_ops(block, copies)
+            made[key].append(copies)
+            for op in copies:
+                op.detach()
+            body.insert_ops_before(copies, body.last_op)
+    assert print_module(ours) == print_module(theirs)
+    assert print_module(ours).count("pto.exp") == 4
+
+    def numbered(copies: list[Operation]) -> list[dict[str, object]]:
+        # fields with every value named by (op position, result index) or kept by id
+        where = {id(r): (n, r.index) for n, op in enumerate(copies) for r in op.results}
+        out = []
+        for op in copies:
+            fields = _fields(op)
+            fields["_operands"] = [where.get(id(v), "outside") for v in op.operands]
+            for name in ("parent", "_next_op", "_prev_op", "regions"):
+                fields.pop(name)
+            out.append(fields)
+        return out
+
+    def uses(copies: list[Operation]) -> list[list[int]]:
+        # per op, the operand indices at which its operands' use lists hold it
+        return [
+            sorted(
+                u.index
+                for v in {id(v): v for v in op.operands}.values()
+                for u in v.uses
+                if u.operation is op
+            )
+            for op in copies
+        ]
+
+    for a, b in zip(made["ours"], made["theirs"], strict=True):
+        assert numbered(a) == numbered(b)
+        assert uses(a) == uses(b) == [list(range(len(op.operands))) for op in a]
+
+
+def test_copy_template_needs_one_value_per_input() -> None:
+    loop = _loop(_module())
+    ops = [op for op in loop.body.block.ops if not isinstance(op, pto.YieldOp)]
+    with pytest.raises(ValueError, match="one value per input"):
+        CopyTemplate(ops, [loop.induction_var]).stamp([], Block())

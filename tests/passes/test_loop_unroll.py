@@ -278,3 +278,31 @@ def test_generated_programs_keep_their_outputs(module) -> None:
 @given(modules(templates=("rows", "accumulate")), factor_lists)
 def test_generated_programs_with_forced_factors(module, factors) -> None:
     check_pass(LoopUnrollPass(factors=tuple(factors)), module, n_inputs=2)
+
+
+def test_fast_builders_make_what_xdsl_makes() -> None:
+    """The constants and index additions loop-unroll makes with `new_op` have every
+    field the xDSL constructors give (`from_int_and_width`, `AddiOp(a, b)`)."""
+    import dataclasses
+
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType
+
+    from tileir.passes.loop_unroll import _add, _const
+
+    def fields(op) -> dict[str, object]:
+        out = {}
+        for f in dataclasses.fields(op):
+            value = getattr(op, f.name)
+            if f.name == "results":
+                value = [(type(r), r.type, r.index, r.name_hint) for r in value]
+            elif f.name == "_operand_uses":
+                value = [(u.index, u.operation is op) for u in value]
+            out[f.name] = value
+        return out
+
+    made: list = []
+    a, b = _const(made, 5), _const(made, 7)
+    assert fields(made[0]) == fields(arith.ConstantOp.from_int_and_width(5, IndexType()))
+    assert _const(made, 5).owner.value is made[0].value  # (one shared attribute per value)
+    assert fields(_add(a, b)) == fields(arith.AddiOp(a, b))

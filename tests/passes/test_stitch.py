@@ -225,6 +225,56 @@ def test_settings_do_not_stop_interleaving() -> None:
     assert all(state == ([1, 64] if first else [1, 32]) for first, state in seen)
 
 
+STITCH_IN_A_PROCESS = """
+import sys
+from tileir.ir import make_context, parse_module, print_module
+from tileir.passes.loop_unroll import LoopUnrollPass
+from tileir.passes.stitch import StitchPass
+module = parse_module(sys.stdin.read())
+LoopUnrollPass().apply(make_context(), module)
+StitchPass(max_functions=4).apply(make_context(), module)
+print(print_module(module))
+"""
+
+
+def test_output_does_not_depend_on_the_hash_seed() -> None:
+    """The settings put back in front of an op that reads two kinds (the tile shape and
+    the label) come in one order whatever `PYTHONHASHSEED` is: `vec` before `label`
+    (the order was once that of a set of strings, so it changed from run to run)."""
+    import os
+    import subprocess
+    import sys
+
+    labelled = SETTINGS.replace(
+        "pto.set_vec_tile_shapes [1, 64]",
+        'pto.set_vec_tile_shapes [1, 64]\n    pto.set_semantic_label "a"',
+    ).replace(
+        "pto.set_vec_tile_shapes [1, 32]",
+        'pto.set_vec_tile_shapes [1, 32]\n    pto.set_semantic_label "b"',
+    )
+    assert labelled.count("set_semantic_label") == 2
+    outputs = set()
+    for seed in ("1", "5", "6", "7"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", STITCH_IN_A_PROCESS],
+            input=labelled,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        outputs.add(done.stdout)
+    (text,) = outputs
+    lines = [line.strip() for line in text.splitlines()]
+    pairs = [
+        (a.split()[0], b.split()[0])
+        for a, b in zip(lines, lines[1:])
+        if a.startswith("pto.set_") and b.startswith("pto.set_")
+    ]
+    assert pairs and all(p == ("pto.set_vec_tile_shapes", "pto.set_semantic_label") for p in pairs)
+
+
 # --------------------------------------------------------------------------- a planted bug
 
 

@@ -55,7 +55,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import UNKNOWN_LOC, IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -72,7 +72,7 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
-from tileir.ir import append_ops, block_ops, clone_ops, move_run
+from tileir.ir import CopyTemplate, block_ops, move_run, new_op
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
@@ -121,10 +121,25 @@ def chunk_name(name: str | None, factor: int) -> str:
 # --------------------------------------------------------------------------- IR helpers
 
 
-def _const(rewriter_ops: list[Operation], value: int) -> SSAValue:
-    op = arith.ConstantOp.from_int_and_width(value, IndexType())
-    rewriter_ops.append(op)
+_INDEX = IndexType()
+_INDEX_ATTRS: dict[int, IntegerAttr] = {}
+
+
+def _const(ops: list[Operation], value: int) -> SSAValue:
+    """`arith.ConstantOp.from_int_and_width(value, IndexType())`, made by `new_op` with
+    one (immutable, shared) attribute per value: a chunk loop makes one per copy."""
+    attr = _INDEX_ATTRS.get(value)
+    if attr is None:
+        attr = _INDEX_ATTRS[value] = IntegerAttr(value, _INDEX)
+    op = new_op(arith.ConstantOp, (), (_INDEX,), {"value": attr}, {}, UNKNOWN_LOC)
+    ops.append(op)
     return op.result
+
+
+def _add(a: SSAValue, b: SSAValue) -> arith.AddiOp:
+    """`arith.AddiOp(a, b)`, made by `new_op` (which fills in its default overflow flags,
+    as `AddiOp.__init__` passes them)."""
+    return new_op(arith.AddiOp, (a, b), (a.type,), {}, {}, UNKNOWN_LOC)
 
 
 def _false(ops: list[Operation]) -> SSAValue:
@@ -322,31 +337,43 @@ def _begin_end(
     return begin, end
 
 
-def _copy_body(
-    body: Block,
-    mapping: dict[SSAValue, SSAValue],
-    block: Block,
-    index: SSAValue,
-    take: bool,
-    begin: SSAValue | None,
-    end: SSAValue | None,
-) -> None:
-    """One copy of `body` (its terminator left out) at the end of `block`, its values
-    from above renamed by `mapping`; with `take` the body's own ops are moved instead
-    of cloned (the last copy of a loop that is erased afterwards: no op is made that
-    the result does not need)."""
-    ops = [op for op in block_ops(body) if type(op) is not YieldOp]
-    # (`block` belongs to a chunk loop that is not in the IR yet: no op of `ops` holds it)
-    if take:
-        for old, new in mapping.items():
-            old.replace_all_uses_with(new)
-        if ops:  # (all of the body but its terminator: consecutive)
-            move_run(ops, block)
-    else:
-        ops = clone_ops(ops, mapping)
-        append_ops(block, ops)
-    if begin is not None or end is not None:
-        _replace_loop_state(ops, mapping[index], begin, end)
+class _Body:
+    """The body of the loop being unrolled, its terminator left out, and the template
+    its copies are stamped from (read on the first copy: every copy of every chunk
+    loop is the same body with other values for the index, and the chunk length)."""
+
+    def __init__(self, loop: LoopOp | LoopUnrollOp) -> None:
+        self.ops = [op for op in block_ops(loop.body.block) if type(op) is not YieldOp]
+        self.inputs: list[SSAValue] = [loop.induction_var]
+        if isinstance(loop, LoopUnrollOp):
+            self.inputs.append(loop.chunk_length)
+        self._template: CopyTemplate | None = None
+
+    def copy(
+        self,
+        values: list[SSAValue],
+        block: Block,
+        take: bool,
+        begin: SSAValue | None,
+        end: SSAValue | None,
+    ) -> None:
+        """One copy of the body at the end of `block`, `values` for the loop's index (and
+        chunk length); with `take` the body's own ops are moved instead of copied (the
+        last copy of a loop that is erased afterwards: no op is made that the result
+        does not need)."""
+        ops = self.ops
+        # (`block` belongs to a chunk loop that is not in the IR yet: no op of `ops` holds it)
+        if take:
+            for old, new in zip(self.inputs, values):
+                old.replace_all_uses_with(new)
+            if ops:  # (all of the body but its terminator: consecutive)
+                move_run(ops, block)
+        else:
+            if self._template is None:
+                self._template = CopyTemplate(ops, self.inputs)
+            ops = self._template.stamp(values, block)
+        if begin is not None or end is not None:
+            _replace_loop_state(ops, values[0], begin, end)
 
 
 def _fill_loop_body(
@@ -357,10 +384,10 @@ def _fill_loop_body(
     block: Block,
     need: tuple[bool, bool],
     take: bool,
+    body: _Body,
 ) -> None:
     """`c.factor` copies of the body of `loop` for the indices j, j+step, ... (the last
     one made of the body's own ops when `take`)."""
-    body = loop.body.block
     index = loop.induction_var
     offsets: list[Operation] = []
     # `k * step` for every copy, at the top of the chunk body: each copy then starts with
@@ -371,14 +398,14 @@ def _fill_loop_body(
         ops: list[Operation] = []
         idx = j
         if k:
-            add = arith.AddiOp(j, scaled[k - 1])
+            add = _add(j, scaled[k - 1])
             ops.append(add)
             add.result.name_hint = index.name_hint
             idx = add.result
         begin, end = _begin_end(ops, c, j, idx, b, k == 0, k == c.factor - 1, need)
         block.add_ops(ops)
         last = take and k == c.factor - 1
-        _copy_body(body, {index: idx}, block, index, last, begin, end)
+        body.copy([idx], block, last, begin, end)
 
 
 def _fill_loop_unroll_body(
@@ -389,16 +416,14 @@ def _fill_loop_unroll_body(
     block: Block,
     need: tuple[bool, bool],
     take: bool,
+    body: _Body,
 ) -> None:
     """The body of a `pto.loop_unroll` once, with the chunk length a constant."""
-    body = loop.body.block
-    index = loop.induction_var
     ops: list[Operation] = []
     length = _const(ops, c.factor)
     begin, end = _begin_end(ops, c, j, j, b, True, True, need)
     block.add_ops(ops)
-    mapping: dict[SSAValue, SSAValue] = {index: j, loop.chunk_length: length}
-    _copy_body(body, mapping, block, index, take, begin, end)
+    body.copy([j, length], block, take, begin, end)
 
 
 def left_to_pypto(loop: LoopOp | LoopUnrollOp) -> bool:
@@ -453,14 +478,15 @@ class UnrollLoopPattern(RewritePattern):
         plan = _plan(b, factors, prologue, isinstance(op, LoopUnrollOp))
         rewriter.insert(prologue, InsertPoint.before(op))
         need = _loop_state_uses(op.induction_var)
+        body = _Body(op)
         for n, c in enumerate(plan):
             new, j = _new_chunk_loop(op, c)
             block = new.body.block
             take = n == len(plan) - 1  # the loop is erased: its last copy moves its ops
             if isinstance(op, LoopOp):
-                _fill_loop_body(op, c, b, j, block, need, take)
+                _fill_loop_body(op, c, b, j, block, need, take, body)
             else:
-                _fill_loop_unroll_body(op, c, b, j, block, need, take)
+                _fill_loop_unroll_body(op, c, b, j, block, need, take, body)
             block.add_op(YieldOp())
             rewriter.insert(new, InsertPoint.before(op))
         rewriter.erase(op)

@@ -84,7 +84,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.rewriter import InsertPoint
 
 from tileir.dialect.dtypes import BY_MLIR
 from tileir.dialect.pto import (
@@ -95,7 +94,14 @@ from tileir.dialect.pto import (
     StitchOp,
     YieldOp,
 )
-from tileir.ir import append_ops, block_ops, detach_ops, escaping_results, new_op
+from tileir.ir import (
+    append_ops,
+    block_ops,
+    detach_ops,
+    escaping_results,
+    new_op,
+    prepend_ops,
+)
 from tileir.passes.stages import kernels
 from tileir.passes.stitch_effects import (
     _KINDS,
@@ -253,19 +259,21 @@ class _SettingsPlan:
         written: set[str] = set()
         need: list[dict[str, Setting]] = []
         source: dict[Setting, Operation] = {}
+        missing = set(_KINDS)  # (the kinds whose value in `state` is None)
         for op, fx in zip(ops, effects):
             need.append(state)
-            for k in fx.reads:
-                if state[k] is None:
-                    unknown.add(k)
-            if fx.writes:
+            reads, writes = fx.reads, fx.writes
+            if reads and missing and not missing.isdisjoint(reads):
+                unknown.update(missing & reads)
+            if writes:
                 state = dict(state)  # (`need` keeps the one before the op)
-            for k, v in fx.writes.items():
-                written.add(k)
-                unknown.update([k] if v is None else [])
-                state[k] = v
-            if fx.writes:
-                for inner in op.walk():
+                for k, v in writes.items():
+                    written.add(k)
+                    if v is None:
+                        unknown.add(k)
+                    state[k] = v
+                missing = {k for k, v in state.items() if v is None}
+                for inner in op.walk() if op.regions else (op,):
                     if type(inner) in _SETTINGS:
                         source.setdefault(_setting_key(inner), inner)
         remat = {k for k in written if k not in unknown and state[k] is not None}
@@ -276,27 +284,41 @@ class _SettingsPlan:
         the value in force would differ from the original one."""
         if not self.remat:  # (what the loop below comes to)
             return [ops[n] for n in order]
-        current: dict[str, Setting] = dict.fromkeys(self.remat)
+        remat, effects, need, source = self.remat, self.effects, self.need, self.source
+        current: dict[str, Setting] = dict.fromkeys(remat)
         out: list[Operation] = []
 
         def establish(kind: str, value: Setting) -> None:
             if current[kind] != value:
-                out.append(self.source[value].clone())
+                out.append(source[value].clone())
                 current[kind] = value
 
+        # (not the set `reads` itself: its order varies with the hash seed)
+        kinds = [k for k in _KINDS if k in remat]
         for n in order:
             op = ops[n]
-            if _SETTINGS.get(type(op)) in self.remat:
+            if _SETTINGS.get(type(op)) in remat:
                 op.detach()
                 op.erase()
                 continue
-            for kind in self.effects[n].reads:
-                if kind in self.remat:
-                    establish(kind, self.need[n][kind])
+            fx = effects[n]
+            reads = fx.reads
+            if reads:
+                before = need[n]
+                for kind in kinds:
+                    if kind in reads:
+                        value = before[kind]
+                        now = current[kind]
+                        # (`establish`, inlined: most reads find the value in force,
+                        # often the very same key)
+                        if now is not value and now != value:
+                            out.append(source[value].clone())
+                            current[kind] = value
             out.append(op)
-            for kind, value in self.effects[n].writes.items():
-                if kind in self.remat:
-                    current[kind] = value
+            if fx.writes:
+                for kind, value in fx.writes.items():
+                    if kind in remat:
+                        current[kind] = value
         for kind in sorted(self.remat):
             establish(kind, self.final[kind])
         return out
@@ -329,6 +351,7 @@ def _dependencies(
         return position.get(id(op)) if op is not None else None
 
     get = position.get
+    effects = plan.effects
     outside: dict[int, tuple[SSAValue, int | None]] = {}
     for n, op in enumerate(ops):
         deps = preds[n]
@@ -346,7 +369,7 @@ def _dependencies(
                 p = hit[1]
             if p is not None and p != n:
                 deps.add(p)
-        fx = plan.effects[n]
+        fx = effects[n]
         if last_barrier is not None:
             deps.add(last_barrier)
         if fx.barrier:
@@ -368,12 +391,12 @@ def _dependencies(
             seen[0].append((n, acc))
             if acc.write:
                 seen[1].append((n, acc))
-        reads, writes = fx.reads, fx.writes
-        if reads or writes:
+        if orders and (fx.reads or fx.writes):
+            reads, writes = fx.reads, fx.writes
             for order in orders:
                 if order.kind in reads or order.kind in writes:  # (else `add` does nothing)
                     order.add(n, fx, deps)
-        deps.discard(n)
+            deps.discard(n)  # (the other edges above never point at `n` itself)
     for order in orders:
         order.finish(preds)
     return preds
@@ -385,27 +408,34 @@ def interleave(
     """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
     of iteration k+1 (the smallest `local position + iteration` first)."""
     preds = _dependencies(ops, forms, plan)
+    size = len(ops)
     succs: list[list[int]] = [[] for _ in ops]
     waiting = [len(p) for p in preds]
     for n, p in enumerate(preds):
         for m in p:
             succs[m].append(n)
-    local: list[int] = []
-    counts: dict[int, int] = {}
-    for i in ids:
-        local.append(counts.get(i, 0))
-        counts[i] = local[-1] + 1
     first = min(ids) if ids else 0
-    heap = [(local[n] + ids[n] - first, ids[n], n) for n in range(len(ops)) if not waiting[n]]
+    span = max(ids) - first + 1 if ids else 1
+    # The priority (local position + iteration, iteration, index) as one int, ordered
+    # as the tuple is (each part is below the factor it is multiplied by): the heap
+    # then compares ints and makes no tuple per op.
+    priority: list[int] = []
+    counts: dict[int, int] = {}
+    for n, i in enumerate(ids):
+        local = counts.get(i, 0)
+        counts[i] = local + 1
+        priority.append(((local + i - first) * span + (i - first)) * size + n)
+    heap = [priority[n] for n in range(size) if not waiting[n]]
     heapq.heapify(heap)
     order: list[int] = []
+    pop, push = heapq.heappop, heapq.heappush
     while heap:
-        *_, n = heapq.heappop(heap)
+        n = pop(heap) % size
         order.append(n)
         for s in succs[n]:
             waiting[s] -= 1
             if not waiting[s]:
-                heapq.heappush(heap, (local[s] + ids[s] - first, ids[s], s))
+                push(heap, priority[s])
     assert len(order) == len(ops), "stitch: dependency cycle"
     return order
 
@@ -599,7 +629,7 @@ class StitchLoopBody(RewritePattern):
                 by_group.setdefault(iteration_of[id(o)] // self.max_functions, []).append(o)
         detach_ops(constants)
         # (each constant used to be moved to the top in turn: the order reverses)
-        rewriter.insert(constants[::-1], InsertPoint.at_start(block))
+        prepend_ops(block, constants[::-1])
         for group in by_group.values():
             group = _drop_repeated_settings(group, rewriter)
             if not group:

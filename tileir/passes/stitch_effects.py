@@ -44,6 +44,8 @@ from tileir.dialect.pto import (
     memory_root,
 )
 
+_item = tuple.__getitem__
+
 _SETTINGS: dict[type[Operation], str] = {
     SetVecTileShapesOp: "vec",
     SetCubeTileShapesOp: "cube",
@@ -138,11 +140,14 @@ class _IndexForms:
             if c is not None:
                 return Linear(c)
         elif kind is arith.AddiOp:
-            return self.of(op._operands[0]).plus(self.of(op._operands[1]))
+            lhs, rhs = op._operands
+            return self.of(lhs).plus(self.of(rhs))
         elif kind is arith.SubiOp:
-            return self.of(op._operands[0]).plus(self.of(op._operands[1]), -1)
+            lhs, rhs = op._operands
+            return self.of(lhs).plus(self.of(rhs), -1)
         elif kind is arith.MuliOp:
-            a, b = self.of(op._operands[0]), self.of(op._operands[1])
+            lhs, rhs = op._operands
+            a, b = self.of(lhs), self.of(rhs)
             if not b.terms:
                 return a.scaled(b.const)
             if not a.terms:
@@ -177,7 +182,8 @@ class Access:
 def _window(
     forms: _IndexForms, offsets: Sequence[int | SSAValue], shape: Sequence[int]
 ) -> tuple[tuple[Linear, int | None], ...]:
-    return tuple((forms.of(o), None if s == DYNAMIC_INDEX else s) for o, s in zip(offsets, shape))
+    of = forms.of
+    return tuple([(of(o), None if s == DYNAMIC_INDEX else s) for o, s in zip(offsets, shape)])
 
 
 def _access(
@@ -304,17 +310,47 @@ are unknown for its whole class (a barrier), by that and the settings it reads: 
 shared (read-only, like every `_Effects` once made) object each."""
 
 
-def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
-    if not top.regions:
-        how, reads = _op_class(top)
-        if how == "none" or how == "unknown":
-            if reads and not _touches_tile(top):
-                reads = ()
-            key = (how == "unknown", reads)
+_BY_CLASS: dict[type[Operation], tuple[_Effects, _Effects] | None] = {}
+"""Per op class: the shared effects of its ops without regions when it has none or
+unknown ones for the whole class, (touching a tile, not touching one); None when its
+ops' effects depend on the op."""
+
+
+def _shared_by_class(t: type[Operation], top: Operation) -> tuple[_Effects, _Effects] | None:
+    known = _BY_CLASS.get(t, False)
+    if known is not False:
+        return known  # type: ignore[return-value]
+    how, reads = _op_class(top)
+    shared = None
+    if how == "none" or how == "unknown":
+        pair = []
+        for r in (reads, ()):
+            key = (how == "unknown", r)
             fx = _SHARED_EFFECTS.get(key)
             if fx is None:
-                fx = _SHARED_EFFECTS[key] = _Effects(reads=set(reads), barrier=key[0])
-            return fx
+                fx = _SHARED_EFFECTS[key] = _Effects(reads=set(r), barrier=key[0])
+            pair.append(fx)
+        shared = (pair[0], pair[1])
+    _BY_CLASS[t] = shared
+    return shared
+
+
+def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
+    if not top.regions:
+        shared = _BY_CLASS.get(type(top), False)
+        if shared is False:
+            shared = _shared_by_class(type(top), top)
+        if shared is not None:
+            tile, other = shared  # type: ignore[misc]
+            if tile is other or _touches_tile(top):
+                return tile
+            return other
+        cls = type(top)
+        if cls is ViewOp or cls is AssembleOp:
+            access = _view_access(top, forms) if cls is ViewOp else _assemble_access(top, forms)
+            # what the loop below makes of one view or assemble, without the loop
+            reads = _class_reads(cls) if _touches_tile(top) else ()
+            return _Effects([access] if access is not None else [], {}, set(reads))
     fx = _Effects()
     definite: set[str] = set()
     for op in top.walk() if top.regions else (top,):
@@ -335,24 +371,11 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
         if how == "none":
             continue
         if how == "view":
-            source = op._operands[0]
-            if forms.is_memref(source.type):
-                shape = forms.static(op.results[0].type)  # type: ignore[arg-type]
-                offsets = forms.static(op.properties["static_offsets"])  # type: ignore[arg-type]
-                if DYNAMIC_INDEX in offsets:
-                    # `op.offsets`: the operands after the source, as many as the
-                    # segment sizes say (read once per segment-sizes attribute)
-                    segments = forms.static(op.properties["operandSegmentSizes"])  # type: ignore[arg-type]
-                    dynamic = op._operands[1 : 1 + segments[1]]
-                    offsets = get_dynamic_index_list(offsets, dynamic, DYNAMIC_INDEX)
-                fx.accesses.append(_access(forms, source, False, offsets, shape))
+            access = _view_access(op, forms)
+            if access is not None:
+                fx.accesses.append(access)
         elif how == "assemble":
-            src, dst = op._operands[0], op._operands[1]
-            shape = forms.static(src.type)  # type: ignore[arg-type]
-            offsets = forms.static(op.properties["static_offsets"])  # type: ignore[arg-type]
-            if DYNAMIC_INDEX in offsets:  # (`op.offsets`: the operands after src, dst)
-                offsets = get_dynamic_index_list(offsets, op._operands[2:], DYNAMIC_INDEX)
-            fx.accesses.append(_access(forms, dst, True, offsets, shape))
+            fx.accesses.append(_assemble_access(op, forms))
         elif how == "alloc":
             fx.accesses.append(Access(op.results[0], True, None))
         elif op.regions:  # region ops act through their contents, walked here too
@@ -371,6 +394,35 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
                 else:
                     fx.barrier = True
     return fx
+
+
+def _view_access(op: Operation, forms: _IndexForms) -> Access | None:
+    """The read of a `pto.view` of memory (None: a view of a tile)."""
+    # (operands and results unpacked or read by `tuple`'s own indexing:
+    # `SSAValues.__getitem__` is Python code)
+    source = _item(op._operands, 0)
+    if not forms.is_memref(source._type):
+        return None
+    (result,) = op.results
+    shape = forms.static(result._type)  # type: ignore[arg-type]
+    offsets = forms.static(op.properties["static_offsets"])  # type: ignore[arg-type]
+    if DYNAMIC_INDEX in offsets:
+        # `op.offsets`: the operands after the source, as many as the segment sizes
+        # say (read once per segment-sizes attribute)
+        segments = forms.static(op.properties["operandSegmentSizes"])  # type: ignore[arg-type]
+        dynamic = _item(op._operands, slice(1, 1 + segments[1]))
+        offsets = get_dynamic_index_list(offsets, dynamic, DYNAMIC_INDEX)
+    return _access(forms, source, False, offsets, shape)
+
+
+def _assemble_access(op: Operation, forms: _IndexForms) -> Access:
+    """The write of a `pto.assemble`."""
+    src, dst, *dynamic = op._operands
+    shape = forms.static(src._type)  # type: ignore[arg-type]
+    offsets = forms.static(op.properties["static_offsets"])  # type: ignore[arg-type]
+    if DYNAMIC_INDEX in offsets:  # (`op.offsets`: the operands after src, dst)
+        offsets = get_dynamic_index_list(offsets, dynamic, DYNAMIC_INDEX)
+    return _access(forms, dst, True, offsets, shape)
 
 
 def _setting_key(op: Operation) -> tuple[object, ...]:
