@@ -98,6 +98,21 @@ _NO_RESULTS: SSAValues[OpResult] = SSAValues()
 share `Operation`'s own default)."""
 
 
+def _set_operands(op: Operation, operands: Sequence[SSAValue]) -> None:
+    """A fresh op's operands and their uses, each use first in its value's list (what
+    `value.add_use` does, inlined: this runs once per op that passes build)."""
+    op._operands = SSAValues(operands)
+    uses: list[Use] = []
+    for index, value in enumerate(operands):
+        first = value.first_use
+        use = Use(op, index, None, first)
+        if first is not None:
+            first._prev_use = use
+        value.first_use = use
+        uses.append(use)
+    op._operand_uses = tuple(uses)
+
+
 def new_op(
     cls: type[OperationT],
     operands: Sequence[SSAValue],
@@ -125,16 +140,7 @@ def new_op(
             regions=regions,
         )
     op = cls.__new__(cls)
-    op._operands = SSAValues(operands)
-    uses: list[Use] = []
-    for index, value in enumerate(operands):  # (`value.add_use`, inlined)
-        first = value.first_use
-        use = Use(op, index, None, first)
-        if first is not None:
-            first._prev_use = use
-        value.first_use = use
-        uses.append(use)
-    op._operand_uses = tuple(uses)
+    _set_operands(op, operands)
     op.results = (
         SSAValues([OpResult(t, op, index) for index, t in enumerate(result_types)])
         if result_types
@@ -452,17 +458,7 @@ class CopyTemplate:
                 _, codes, results, at, props, attrs, location = record
                 op = _NEW_OBJECT(cls)  # type: ignore[arg-type]
                 if codes:
-                    operands = [vals[c] for c in codes]  # type: ignore[union-attr]
-                    op._operands = SSAValues(operands)
-                    uses: list[Use] = []
-                    for index, value in enumerate(operands):  # (`value.add_use`, inlined)
-                        first = value.first_use
-                        use = Use(op, index, None, first)
-                        if first is not None:
-                            first._prev_use = use
-                        value.first_use = use
-                        uses.append(use)
-                    op._operand_uses = tuple(uses)
+                    _set_operands(op, [vals[c] for c in codes])  # type: ignore[misc]
                 else:
                     op._operands = _NO_RESULTS
                     op._operand_uses = ()
