@@ -254,12 +254,12 @@ def escaping_results(ops: Sequence[Operation], block: Block) -> list[SSAValue]:
     return escaping
 
 
-def append_ops(block: Block, ops: Iterable[Operation]) -> None:
-    """`block.add_ops(ops)` for ops that are in no block and that do not hold `block`
-    (new ops, or ops just detached from elsewhere): the ops are linked in without
-    `add_op`'s check, on every op, that it is not an ancestor of the block (a walk up
-    from the block to the root). An op already in a block is still refused."""
-    last = block._last_op
+def _link_in(
+    block: Block, ops: Iterable[Operation], before: Operation | None, after: Operation | None
+) -> None:
+    """Link `ops`, in order, into `block` between the neighbours `before` and `after`
+    (None at an end of the block). An op already in a block is refused."""
+    last = before
     for op in ops:
         if op.parent is not None:
             raise ValueError("Can't add to a block an operation already attached to a block.")
@@ -270,32 +270,31 @@ def append_ops(block: Block, ops: Iterable[Operation]) -> None:
         else:
             last._next_op = op
         last = op
-    block._last_op = last
+    if last is before:
+        return
+    assert last is not None
+    last._next_op = after
+    if after is None:
+        block._last_op = last
+    else:
+        after._prev_op = last
+
+
+def append_ops(block: Block, ops: Iterable[Operation]) -> None:
+    """`block.add_ops(ops)` for ops that are in no block and that do not hold `block`
+    (new ops, or ops just detached from elsewhere): the ops are linked in without
+    `add_op`'s check, on every op, that it is not an ancestor of the block (a walk up
+    from the block to the root). An op already in a block is still refused."""
+    _link_in(block, ops, block._last_op, None)
 
 
 def prepend_ops(block: Block, ops: Sequence[Operation]) -> None:
     """`block.insert_ops_before(ops, block.first_op)` (`add_ops` on an empty block) for
-    ops that are in no block and do not hold `block`, linked as `append_ops` links them."""
+    ops that are in no block and do not hold `block`, linked as `append_ops` links them
+    (all are checked before any is linked)."""
     if any(op.parent is not None for op in ops):
         raise ValueError("Can't add to a block an operation already attached to a block.")
-    if not ops:
-        return
-    first = block._first_op
-    last: Operation | None = None
-    for op in ops:
-        op.parent = block
-        op._prev_op = last
-        if last is None:
-            block._first_op = op
-        else:
-            last._next_op = op
-        last = op
-    assert last is not None
-    last._next_op = first
-    if first is None:
-        block._last_op = last
-    else:
-        first._prev_op = last
+    _link_in(block, ops, None, block._first_op)
 
 
 def _clone_one_pass(op: Operation, mapping: dict[int, SSAValue]) -> Operation:
@@ -356,19 +355,13 @@ def clone_ops(ops: Iterable[Operation], mapping: Mapping[SSAValue, SSAValue]) ->
 
 _NEW_OBJECT = object.__new__
 
-_TEMPLATE_DEFAULTS: dict[type[Operation], tuple[tuple[tuple[str, Attribute], ...], ...] | None] = {}
-
 
 def _template_defaults(
     cls: type[Operation],
 ) -> tuple[tuple[tuple[str, Attribute], ...], ...] | None:
     """`_defaults(cls)` for a class whose ops `CopyTemplate` makes itself; None when
     the class needs `create` (its own `__post_init__`) or has its own `__new__`."""
-    known = _TEMPLATE_DEFAULTS.get(cls, False)
-    if known is False:
-        known = _defaults(cls) if cls.__new__ is _NEW_OBJECT else None
-        _TEMPLATE_DEFAULTS[cls] = known
-    return known  # type: ignore[return-value]
+    return _defaults(cls) if cls.__new__ is _NEW_OBJECT else None
 
 
 class CopyTemplate:
@@ -445,7 +438,6 @@ class CopyTemplate:
         vals[:n_inputs] = values
         made: list[Operation] = []
         add = made.append
-        last = block._last_op
         for record in self.records:
             cls = record[0]
             if cls is None:
@@ -480,16 +472,8 @@ class CopyTemplate:
                 op._successors = ()
                 op._successor_uses = ()
                 op.regions = ()
-            op.parent = block
-            op._prev_op = last
-            op._next_op = None
-            if last is None:
-                block._first_op = op
-            else:
-                last._next_op = op
-            last = op
             add(op)
-        block._last_op = last
+        append_ops(block, made)
         return made
 
     @staticmethod
