@@ -77,16 +77,17 @@ def _cached_plan(args: argparse.Namespace) -> Plan:
     from tileir.backends.numpy import plan_cache
 
     data = Path(args.file).read_bytes()  # an OSError is reported by `main`
-    if args.no_cache:
-        return _plan(args, None, data)
-    try:
-        key = plan_cache.plan_key(data, args.file, args.kernel)
-    except ImportError:  # cloudpickle (a dependency) is missing: run without the cache
-        return _plan(args, None, data)
-    plan = plan_cache.load(key)
+    key = None
+    if not args.no_cache:
+        try:
+            key = plan_cache.plan_key(data, args.file, args.kernel)
+        except ImportError:  # cloudpickle (a dependency) is missing: run without the cache
+            pass
+    plan = plan_cache.load(key) if key is not None else None
     if plan is None:
         plan = _plan(args, None, data)
-        plan_cache.store(key, plan)
+        if key is not None:
+            plan_cache.store(key, plan)
     return plan
 
 

@@ -32,7 +32,7 @@ Valid-shape rules (what a tail tile holds):
   its value everywhere (only the valid region counts).
 - `concat` is valid along its dim up to the first operand that is not fully valid there.
 
-Independent loops run as whole-array numpy operations ("batched"): see `loops._LoopBatcher`.
+Independent loops run as whole-array numpy operations ("batched"): see `runtime.LoopBatch` (made by `loops.batch_loop`).
 
 This module lowers a kernel into its plan (`compile_kernel`, `run`, `random_inputs`);
 `compiler` holds the lowering core, `runtime` the plan (`Plan`) and what it runs with.
