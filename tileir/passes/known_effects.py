@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import (
     EffectInstance,
@@ -27,6 +28,7 @@ from xdsl.traits import (
     NoMemoryEffect,
     RecursiveMemoryEffect,
     SymbolOpInterface,
+    get_effects,
 )
 
 Effects = AbstractSet[EffectInstance] | None
@@ -151,3 +153,20 @@ class KnownEffects:
     def is_trivially_dead(self, op: Operation) -> bool:
         """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`."""
         return all(r.first_use is None for r in op.results) and self.would_be_trivially_dead(op)
+
+
+def memref_effects(op: Operation) -> tuple[list[tuple[SSAValue, bool]], bool]:
+    """`get_effects(op)` as (memref value, writes) pairs, and whether some effect cannot
+    be placed (effects unknown, or one not on a memref value): the passes that order
+    memory accesses (`stitch`, `loop-fusion`) then order the op against everything."""
+    effects = get_effects(op)
+    if effects is None:
+        return [], True
+    accesses: list[tuple[SSAValue, bool]] = []
+    unknown = False
+    for e in effects:
+        if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
+            accesses.append((e.value, e.kind != MemoryEffectKind.READ))
+        else:
+            unknown = True
+    return accesses, unknown

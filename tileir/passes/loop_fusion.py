@@ -64,7 +64,7 @@ from xdsl.dialects import memref, scf, tensor
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
+from xdsl.traits import IsTerminator, get_effects
 
 from tileir.dialect.pto import (
     AssembleOp,
@@ -85,6 +85,7 @@ from tileir.dialect.pto import (
     constant_index,
     memory_root,
 )
+from tileir.passes.known_effects import memref_effects
 
 _FORBIDDEN = (
     IsLoopBeginOp,
@@ -140,15 +141,11 @@ def footprint(loop: LoopOp) -> _Footprint:
         elif isinstance(op, _STRUCTURE) or op.has_trait(IsTerminator):
             continue
         else:
-            effects = get_effects(op)
-            if effects is None:
+            accesses, unknown = memref_effects(op)
+            for value, write in accesses:
+                touch(value, write)
+            if unknown:
                 fp.blocked = True
-                continue
-            for e in effects:
-                if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
-                    touch(e.value, e.kind != MemoryEffectKind.READ)
-                else:
-                    fp.blocked = True
     return fp
 
 

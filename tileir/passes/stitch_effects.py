@@ -20,9 +20,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import (
     IsTerminator,
     MemoryEffect,
-    MemoryEffectKind,
     NoMemoryEffect,
-    get_effects,
 )
 
 from tileir.bindings.matmul import CUBE_OPS
@@ -43,6 +41,7 @@ from tileir.dialect.pto import (
     is_alias,
     memory_root,
 )
+from tileir.passes.known_effects import memref_effects
 
 _item = tuple.__getitem__
 
@@ -383,16 +382,10 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
         elif how == "unknown":
             fx.barrier = True
         else:
-            effects = get_effects(op)
-            if effects is None:
+            accesses, unknown = memref_effects(op)
+            fx.accesses.extend(Access(memory_root(v), write, None) for v, write in accesses)
+            if unknown:
                 fx.barrier = True
-                continue
-            for e in effects:
-                if isinstance(e.value, SSAValue) and isinstance(e.value.type, MemRefType):
-                    write = e.kind != MemoryEffectKind.READ
-                    fx.accesses.append(Access(memory_root(e.value), write, None))
-                else:
-                    fx.barrier = True
     return fx
 
 
