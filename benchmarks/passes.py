@@ -11,6 +11,13 @@ many loops as the size asks for. For every row of `ROWS` the script prints the t
 100k: linear is 10x, the goal is at most 12x), and the pass's time as a fraction of
 `canonicalize`'s on the same module (the goal is at most 0.3x).
 
+Some rows change the size of what they work on (loop-unroll{factors=4} writes four
+times the ops it reads; stitch here reads loop-unroll's output; `default` adds stage
+ops). The ratio column divides whole times, so it charges such a row for its larger
+input or output; the last column divides each time by the ops it handled instead (the
+larger of the ops it read and the ops it wrote, against the generated module's count
+for `canonicalize`): a per-op rate, for comparison, not a replacement.
+
 A row is a pass name and the pipeline that prepares its input (semantic-labels runs on
 vc-split's output); other passes are one more `Row(...)` line. The preparation and the
 module clone are not timed; each figure is the best of `--repeat` runs, and each row's
@@ -144,7 +151,17 @@ def _pipeline(spec: str) -> list[ModulePass]:
     return list(PassPipeline.parse_spec(available, spec).passes)
 
 
-def time_row(row: Row, module: ModuleOp, repeat: int) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Timing:
+    best: float
+    """Best CPU time of the row, in seconds."""
+    reference: float
+    """Best CPU time of `canonicalize` on the generated module, timed in turn with it."""
+    handled: int
+    """The larger of the ops the row read and the ops it wrote."""
+
+
+def time_row(row: Row, module: ModuleOp, repeat: int) -> Timing:
     """Best CPU time of `row` on (a prepared clone of) `module` and best CPU time of
     `canonicalize` on a clone of `module`, in seconds, the two timed in turn (CPU time,
     not wall time: on a shared machine the wall clock measures the other tenants; in
@@ -157,10 +174,12 @@ def time_row(row: Row, module: ModuleOp, repeat: int) -> tuple[float, float]:
     passes = _pipeline(row.name)
     reference = _pipeline(REFERENCE.name)
     best, best_reference = float("inf"), float("inf")
+    handled = count_ops(prepared)
     for _ in range(repeat):
-        best = min(best, _timed_run(ctx, passes, prepared.clone()))
+        work = prepared.clone()
+        best = min(best, _timed_run(ctx, passes, work))
         best_reference = min(best_reference, _timed_run(ctx, reference, module.clone()))
-    return best, best_reference
+    return Timing(best, best_reference, max(handled, count_ops(work)))
 
 
 def _timed_run(ctx: Context, passes: Sequence[ModulePass], work: ModuleOp) -> float:
@@ -185,23 +204,32 @@ def run(sizes: Sequence[int], repeat: int, only: Sequence[str] = ()) -> list[str
     counts = {n: count_ops(m) for n, m in modules.items()}
     times: dict[str, dict[int, float]] = {}
     paired: dict[str, dict[int, float]] = {}
+    handled: dict[str, int] = {}
+    last = sizes[-1]
     for row in rows:
-        pairs = {n: time_row(row, modules[n], repeat) for n in sizes}
-        times[row.name] = {n: t for n, (t, _) in pairs.items()}
-        paired[row.name] = {n: r for n, (_, r) in pairs.items()}
+        timings = {n: time_row(row, modules[n], repeat) for n in sizes}
+        times[row.name] = {n: t.best for n, t in timings.items()}
+        paired[row.name] = {n: t.reference for n, t in timings.items()}
+        handled[row.name] = timings[last].handled
     times[REFERENCE.name] = {n: min(p[n] for p in paired.values()) for n in sizes}
     paired[REFERENCE.name] = times[REFERENCE.name]
+    handled[REFERENCE.name] = counts[last]
     head = " | ".join(f"ms/1k @{counts[n]:,}" for n in sizes)
     lines = [
-        f"| pass | {head} | growth {sizes[-2]:,}->{sizes[-1]:,} | x canonicalize @{sizes[-1]:,} |",
-        "|" + "---|" * (len(sizes) + 3),
+        f"| pass | {head} | growth {sizes[-2]:,}->{last:,} | x canonicalize @{last:,} "
+        f"| ops handled @{last:,} | x canonicalize per op handled |",
+        "|" + "---|" * (len(sizes) + 5),
     ]
     for row in [*rows, REFERENCE]:
         t = times[row.name]
         per_k = " | ".join(f"{1000 * t[n] / counts[n] * 1000:.2f}" for n in sizes)
-        growth = t[sizes[-1]] / t[sizes[-2]] if len(sizes) > 1 else float("nan")
-        ratio = t[sizes[-1]] / paired[row.name][sizes[-1]]
-        lines.append(f"| {row.name} | {per_k} | {growth:.1f}x | {ratio:.2f}x |")
+        growth = t[last] / t[sizes[-2]] if len(sizes) > 1 else float("nan")
+        ratio = t[last] / paired[row.name][last]
+        per_op = ratio * counts[last] / handled[row.name]
+        lines.append(
+            f"| {row.name} | {per_k} | {growth:.1f}x | {ratio:.2f}x "
+            f"| {handled[row.name]:,} | {per_op:.2f}x |"
+        )
     return lines
 
 
