@@ -295,9 +295,9 @@ def _contexts(module) -> dict[object, tuple[object, ...]]:
     state: dict[str, object] = {}
     out: dict[object, tuple[object, ...]] = {}
     for op in module.walk():
-        kind = stitch_effects._SETTINGS.get(type(op))
+        kind = stitch_effects.SETTINGS.get(type(op))
         if kind is not None:
-            state[kind] = stitch_effects._setting_key(op)
+            state[kind] = stitch_effects.setting_key(op)
         elif op.name.startswith("pto.") and not isinstance(op, stitch_effects._STRUCTURE):
             out[op] = tuple(state.get(k) for k in stitch_effects._reads_of(op))
     return out

@@ -58,6 +58,7 @@ from tileir.dialect.ops.base import (
 )
 from tileir.dialect.ops.control import (
     OPTION_FUNCTIONS,
+    SETTING_OPS,
     IsLoopBeginOp,
     IsLoopEndOp,
     SetCubeTileShapesOp,
@@ -183,6 +184,7 @@ __all__ = [
     "MAX_TILE_RANK",
     "NUMERIC",
     "OPTION_FUNCTIONS",
+    "SETTING_OPS",
     "PRECISION_TYPES",
     "PTO",
     "TRANS_MODES",

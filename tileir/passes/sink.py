@@ -60,20 +60,13 @@ from xdsl.traits import EffectInstance, MemoryEffectKind, get_effects
 from tileir.bindings.matmul import CUBE_OPS
 from tileir.dialect import pto
 
-_SETTINGS = (
-    pto.SetVecTileShapesOp,
-    pto.SetCubeTileShapesOp,
-    pto.SetSemanticLabelOp,
-    pto.SetOptionsOp,
-)
-
 
 def _written(kernel: Operation) -> set[SSAValue] | None:
     """Roots of the memory any op of `kernel` writes (None: an op's effects are unknown;
     the settings ops only set compiler state)."""
     out: set[SSAValue] = set()
     for op in kernel.walk():
-        if op is kernel or op.regions or isinstance(op, _SETTINGS):
+        if op is kernel or op.regions or isinstance(op, pto.SETTING_OPS):
             continue
         effects = get_effects(op)
         if effects is None:
@@ -138,7 +131,7 @@ class SinkInvariants(RewritePattern):
         sunk: set[Operation],
         written: set[SSAValue] | None,
     ) -> bool:
-        if o.dialect_name() != "pto" or o.regions or isinstance(o, _SETTINGS):
+        if o.dialect_name() != "pto" or o.regions or isinstance(o, pto.SETTING_OPS):
             return False
         if isinstance(o, CUBE_OPS) or not o.results:
             return False

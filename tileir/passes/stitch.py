@@ -104,15 +104,15 @@ from tileir.ir import (
 )
 from tileir.passes.stages import kernels
 from tileir.passes.stitch_effects import (
-    _KINDS,
-    _SETTINGS,
+    KINDS,
+    SETTINGS,
     Access,
+    Effects,
+    IndexForms,
     Linear,
     Setting,
-    _Effects,
-    _effects_of,
-    _IndexForms,
-    _setting_key,
+    effects_of,
+    setting_key,
 )
 
 DEFAULT_MAX_FUNCTIONS = 128
@@ -121,7 +121,7 @@ DEFAULT_MAX_FUNCTIONS = 128
 # --------------------------------------------------------------------------- iterations
 
 
-def _iteration_starts(block: Block, ops: Sequence[Operation], forms: _IndexForms) -> dict[int, int]:
+def _iteration_starts(block: Block, ops: Sequence[Operation], forms: IndexForms) -> dict[int, int]:
     """`arith.addi j, d` ops of a loop body (j its index, d > 0 a multiple of the
     original step), by id: the k-th distinct d starts iteration k. The chunk loop's own
     step is p times the original one, so the deltas are ranked rather than divided."""
@@ -150,13 +150,13 @@ def _iteration_starts(block: Block, ops: Sequence[Operation], forms: _IndexForms
 
 
 def iteration_ids(
-    block: Block, forms: _IndexForms | None = None, ops: Sequence[Operation] | None = None
+    block: Block, forms: IndexForms | None = None, ops: Sequence[Operation] | None = None
 ) -> list[int]:
     """The iteration each op of an unrolled loop body belongs to, in program order
     (`ops`: the block's ops, when the caller has listed them already)."""
     if ops is None:
         ops = block_ops(block)
-    starts = _iteration_starts(block, ops, forms or _IndexForms())
+    starts = _iteration_starts(block, ops, forms or IndexForms())
     ids: list[int] = []
     current = 0
     get = starts.get
@@ -195,7 +195,7 @@ class _SettingOrder:
         self.readers: dict[Setting, list[int]] = {}
         self.consumed: dict[tuple[Setting, Setting], int] = {}
 
-    def add(self, n: int, fx: _Effects, deps: set[int]) -> None:
+    def add(self, n: int, fx: Effects, deps: set[int]) -> None:
         if self.kind in fx.reads:
             seen = self.state
             if self.last is not None:
@@ -243,7 +243,7 @@ class _SettingsPlan:
     otherwise differ (and at the end, for the ops after the group). Other kinds are
     ordered by `_SettingOrder`."""
 
-    effects: list[_Effects]
+    effects: list[Effects]
     need: list[dict[str, Setting]]
     """Per op, the value of every kind in force before it (in program order); ops
     between two writes share one dict."""
@@ -252,14 +252,14 @@ class _SettingsPlan:
     source: dict[Setting, Operation]
 
     @staticmethod
-    def of(ops: Sequence[Operation], forms: _IndexForms) -> _SettingsPlan:
-        effects = [_effects_of(op, forms) for op in ops]
-        state: dict[str, Setting] = dict.fromkeys(_KINDS)
+    def of(ops: Sequence[Operation], forms: IndexForms) -> _SettingsPlan:
+        effects = [effects_of(op, forms) for op in ops]
+        state: dict[str, Setting] = dict.fromkeys(KINDS)
         unknown: set[str] = set()
         written: set[str] = set()
         need: list[dict[str, Setting]] = []
         source: dict[Setting, Operation] = {}
-        missing = set(_KINDS)  # (the kinds whose value in `state` is None)
+        missing = set(KINDS)  # (the kinds whose value in `state` is None)
         for op, fx in zip(ops, effects):
             need.append(state)
             reads, writes = fx.reads, fx.writes
@@ -274,8 +274,8 @@ class _SettingsPlan:
                     state[k] = v
                 missing = {k for k, v in state.items() if v is None}
                 for inner in op.walk() if op.regions else (op,):
-                    if type(inner) in _SETTINGS:
-                        source.setdefault(_setting_key(inner), inner)
+                    if type(inner) in SETTINGS:
+                        source.setdefault(setting_key(inner), inner)
         remat = {k for k in written if k not in unknown and state[k] is not None}
         return _SettingsPlan(effects, need, state, remat, source)
 
@@ -294,10 +294,10 @@ class _SettingsPlan:
                 current[kind] = value
 
         # (not the set `reads` itself: its order varies with the hash seed)
-        kinds = [k for k in _KINDS if k in remat]
+        kinds = [k for k in KINDS if k in remat]
         for n in order:
             op = ops[n]
-            if _SETTINGS.get(type(op)) in remat:
+            if SETTINGS.get(type(op)) in remat:
                 op.detach()
                 op.erase()
                 continue
@@ -325,7 +325,7 @@ class _SettingsPlan:
 
 
 def _dependencies(
-    ops: Sequence[Operation], forms: _IndexForms, plan: _SettingsPlan
+    ops: Sequence[Operation], forms: IndexForms, plan: _SettingsPlan
 ) -> list[set[int]]:
     """For each op, the indices of the earlier ops it must stay after."""
     # (keyed by id: xDSL's `Operation.__hash__` is Python code)
@@ -337,7 +337,7 @@ def _dependencies(
     # A kind no op of the group sets orders nothing (its readers only wait for a
     # writer that never comes), so only the kinds set in the group get an order.
     written = {k for fx in plan.effects if fx.writes for k in fx.writes}
-    orders = [_SettingOrder(k) for k in _KINDS if k in written and k not in plan.remat]
+    orders = [_SettingOrder(k) for k in KINDS if k in written and k not in plan.remat]
     last_barrier: int | None = None
 
     def top_level(value: SSAValue) -> int | None:
@@ -403,7 +403,7 @@ def _dependencies(
 
 
 def interleave(
-    ops: Sequence[Operation], ids: Sequence[int], forms: _IndexForms, plan: _SettingsPlan
+    ops: Sequence[Operation], ids: Sequence[int], forms: IndexForms, plan: _SettingsPlan
 ) -> list[int]:
     """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
     of iteration k+1 (the smallest `local position + iteration` first)."""
@@ -515,16 +515,16 @@ def _drop_repeated_settings(ops: Iterable[Operation], rewriter: PatternRewriter)
     current: dict[str, tuple[object, ...] | None] = {}
     kept: list[Operation] = []
     for op in ops:
-        kind = _SETTINGS.get(type(op))
+        kind = SETTINGS.get(type(op))
         if kind is not None:
-            key = _setting_key(op)
+            key = setting_key(op)
             if current.get(kind) == key:
                 rewriter.erase(op)
                 continue
             current[kind] = key
         elif op.regions:
             for inner in op.walk():
-                inner_kind = _SETTINGS.get(type(inner))
+                inner_kind = SETTINGS.get(type(inner))
                 if inner_kind is not None:
                     current[inner_kind] = None
         kept.append(op)
@@ -605,7 +605,7 @@ class StitchLoopBody(RewritePattern):
 
     max_functions: int
     interleave: bool = True
-    forms: _IndexForms = field(default_factory=_IndexForms)
+    forms: IndexForms = field(default_factory=IndexForms)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoopOp | LoopUnrollOp):

@@ -45,12 +45,12 @@ from tileir.passes.known_effects import memref_effects
 
 _item = tuple.__getitem__
 
-_SETTINGS: dict[type[Operation], str] = {
+SETTINGS: dict[type[Operation], str] = {
     SetVecTileShapesOp: "vec",
     SetCubeTileShapesOp: "cube",
     SetSemanticLabelOp: "label",
 }
-_KINDS = tuple(_SETTINGS.values())
+KINDS = tuple(SETTINGS.values())
 _STRUCTURE = (StageOp, StitchOp, YieldOp, LoopOp, LoopUnrollOp)
 """pto ops that only hold other ops and use no setting themselves."""
 
@@ -81,7 +81,7 @@ class Linear:
         return Linear(self.const * k, frozenset((v, c * k) for v, c in self.terms))
 
 
-class _IndexForms:
+class IndexForms:
     """Memoised `Linear` forms of index values (through constant, addi, subi, muli),
     and of the static index lists and shapes the windows are made of. (Keyed by id,
     the key's object kept alive by the entry: xDSL's `__hash__` is Python code, or
@@ -179,14 +179,14 @@ class Access:
 
 
 def _window(
-    forms: _IndexForms, offsets: Sequence[int | SSAValue], shape: Sequence[int]
+    forms: IndexForms, offsets: Sequence[int | SSAValue], shape: Sequence[int]
 ) -> tuple[tuple[Linear, int | None], ...]:
     of = forms.of
     return tuple([(of(o), None if s == DYNAMIC_INDEX else s) for o, s in zip(offsets, shape)])
 
 
 def _access(
-    forms: _IndexForms,
+    forms: IndexForms,
     memory: SSAValue,
     write: bool,
     offsets: Sequence[int | SSAValue],
@@ -203,7 +203,7 @@ Setting = tuple[object, ...] | None
 
 
 @dataclass
-class _Effects:
+class Effects:
     """What one top-level op of a group does, its nested ops included. Settings are
     statements that hold until the next one: `reads` are the kinds the op's pto ops
     use before the op sets them itself; `writes` the value each kind has after it."""
@@ -276,7 +276,7 @@ def _conditional(op: Operation, top: Operation) -> bool:
 
 
 _OP_CLASS: dict[type[Operation], tuple[str, tuple[str, ...]]] = {}
-"""Per op class, how `_effects_of` treats it and the settings its ops read when they
+"""Per op class, how `effects_of` treats it and the settings its ops read when they
 touch a tile (computed once per class: the traits are the same for every instance)."""
 
 
@@ -284,7 +284,7 @@ def _op_class(op: Operation) -> tuple[str, tuple[str, ...]]:
     t = type(op)
     c = _OP_CLASS.get(t)
     if c is None:
-        if t in _SETTINGS:
+        if t in SETTINGS:
             how = "setting"
         elif t is ViewOp:
             how = "view"
@@ -303,19 +303,19 @@ def _op_class(op: Operation) -> tuple[str, tuple[str, ...]]:
     return c
 
 
-_SHARED_EFFECTS: dict[tuple[bool, tuple[str, ...]], _Effects] = {}
+_SHARED_EFFECTS: dict[tuple[bool, tuple[str, ...]], Effects] = {}
 """The effects of an op without regions that has no memory effect, or effects that
 are unknown for its whole class (a barrier), by that and the settings it reads: one
-shared (read-only, like every `_Effects` once made) object each."""
+shared (read-only, like every `Effects` once made) object each."""
 
 
-_BY_CLASS: dict[type[Operation], tuple[_Effects, _Effects] | None] = {}
+_BY_CLASS: dict[type[Operation], tuple[Effects, Effects] | None] = {}
 """Per op class: the shared effects of its ops without regions when it has none or
 unknown ones for the whole class, (touching a tile, not touching one); None when its
 ops' effects depend on the op."""
 
 
-def _shared_by_class(t: type[Operation], top: Operation) -> tuple[_Effects, _Effects] | None:
+def _shared_by_class(t: type[Operation], top: Operation) -> tuple[Effects, Effects] | None:
     known = _BY_CLASS.get(t, False)
     if known is not False:
         return known  # type: ignore[return-value]
@@ -327,14 +327,14 @@ def _shared_by_class(t: type[Operation], top: Operation) -> tuple[_Effects, _Eff
             key = (how == "unknown", r)
             fx = _SHARED_EFFECTS.get(key)
             if fx is None:
-                fx = _SHARED_EFFECTS[key] = _Effects(reads=set(r), barrier=key[0])
+                fx = _SHARED_EFFECTS[key] = Effects(reads=set(r), barrier=key[0])
             pair.append(fx)
         shared = (pair[0], pair[1])
     _BY_CLASS[t] = shared
     return shared
 
 
-def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
+def effects_of(top: Operation, forms: IndexForms) -> Effects:
     if not top.regions:
         shared = _BY_CLASS.get(type(top), False)
         if shared is False:
@@ -349,17 +349,17 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
             access = _view_access(top, forms) if cls is ViewOp else _assemble_access(top, forms)
             # what the loop below makes of one view or assemble, without the loop
             reads = _class_reads(cls) if _touches_tile(top) else ()
-            return _Effects([access] if access is not None else [], {}, set(reads))
-    fx = _Effects()
+            return Effects([access] if access is not None else [], {}, set(reads))
+    fx = Effects()
     definite: set[str] = set()
     for op in top.walk() if top.regions else (top,):
         how, reads = _op_class(op)
         if how == "setting":
-            kind = _SETTINGS[type(op)]
+            kind = SETTINGS[type(op)]
             if _conditional(op, top):
                 fx.writes[kind] = None
             else:
-                fx.writes[kind] = _setting_key(op)
+                fx.writes[kind] = setting_key(op)
                 definite.add(kind)
             continue
         if reads and _touches_tile(op):
@@ -389,7 +389,7 @@ def _effects_of(top: Operation, forms: _IndexForms) -> _Effects:
     return fx
 
 
-def _view_access(op: Operation, forms: _IndexForms) -> Access | None:
+def _view_access(op: Operation, forms: IndexForms) -> Access | None:
     """The read of a `pto.view` of memory (None: a view of a tile)."""
     # (operands and results unpacked or read by `tuple`'s own indexing:
     # `SSAValues.__getitem__` is Python code)
@@ -408,7 +408,7 @@ def _view_access(op: Operation, forms: _IndexForms) -> Access | None:
     return _access(forms, source, False, offsets, shape)
 
 
-def _assemble_access(op: Operation, forms: _IndexForms) -> Access:
+def _assemble_access(op: Operation, forms: IndexForms) -> Access:
     """The write of a `pto.assemble`."""
     src, dst, *dynamic = op._operands
     shape = forms.static(src._type)  # type: ignore[arg-type]
@@ -418,5 +418,5 @@ def _assemble_access(op: Operation, forms: _IndexForms) -> Access:
     return _access(forms, dst, True, offsets, shape)
 
 
-def _setting_key(op: Operation) -> tuple[object, ...]:
+def setting_key(op: Operation) -> tuple[object, ...]:
     return (op.name, tuple(sorted(op.properties.items())))

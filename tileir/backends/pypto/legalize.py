@@ -67,13 +67,6 @@ _RANK_EXEMPT = (pto.ViewOp, pto.ReshapeOp, pto.TransferOp, *CUBE_OPS)
 """Tile ops whose result rank PyPTO 0.2.0 does not check against the vector tile shape
 (the seed kernels view and reshape across ranks; the Cube's ops run on the Cube tiles)."""
 
-_SETTINGS = (
-    pto.SetVecTileShapesOp,
-    pto.SetCubeTileShapesOp,
-    pto.SetSemanticLabelOp,
-    pto.SetOptionsOp,
-)
-
 
 _UNKNOWN = ("?",)
 """A setting whose value differs between the ways control can reach a point."""
@@ -118,7 +111,7 @@ def _cube_values(op: pto.SetCubeTileShapesOp) -> tuple:
 def _is_tile_op(op: Operation) -> bool:
     """An op that works on tiles (a unit op in PyPTO's sense): it has a tensor operand
     or result and is not a setting, a transfer or a region."""
-    if isinstance(op, _SETTINGS) or op.regions:
+    if isinstance(op, pto.SETTING_OPS) or op.regions:
         return False
     values = [*op.operands, *op.results]
     return any(isinstance(v.type, TensorType) for v in values)

@@ -217,3 +217,8 @@ class SetOptionsOp(IRDLOperation):
                 raise VerifyException(
                     "'pto.set_options' \"auto_mix_partition\" takes {value = 0} or {value = 1}"
                 )
+
+
+SETTING_OPS = (SetVecTileShapesOp, SetCubeTileShapesOp, SetSemanticLabelOp, SetOptionsOp)
+"""The statements that set what the ops after them use (tile shapes, the label, compiler
+options) without computing a value: passes and back ends keep them in place."""
