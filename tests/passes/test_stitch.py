@@ -225,6 +225,43 @@ def test_settings_do_not_stop_interleaving() -> None:
     assert all(state == ([1, 64] if first else [1, 32]) for first, state in seen)
 
 
+# Two settings in a row before the ops (found by hypothesis): a view reads the vector
+# tile shape before them, so the group cannot re-establish it and orders the settings.
+TWO_SETTINGS_IN_A_ROW = """
+pto.kernel @k(%x: memref<12x1xi32>, %out: memref<12x1xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c12 = arith.constant 12 : index
+  pto.loop %i = %c0 to %c12 step %c1 name "rows" {
+    %t = pto.view %x[%i, 0] : memref<12x1xi32> -> tensor<1x1xi32>
+    pto.set_vec_tile_shapes [1]
+    pto.set_vec_tile_shapes [8]
+    %a = pto.neg %t : tensor<1x1xi32>
+    %b = pto.neg %a : tensor<1x1xi32>
+    pto.assemble %b into %out[%i, 0] : tensor<1x1xi32>, memref<12x1xi32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_settings_of_different_values_keep_their_order(n: int) -> None:
+    """Every neg runs under [8], the last setting before it in the source; stitch used
+    to let iteration k+1's `set [1]` pass iteration k's `set [8]`, so that a neg placed
+    after both ran under [1]."""
+    module = parse_module(TWO_SETTINGS_IN_A_ROW)
+    LoopUnrollPass(factors=(4,)).apply(make_context(), module)
+    StitchPass(max_functions=n).apply(make_context(), module)
+    module.verify()
+    state, seen = None, []
+    for op in module.walk():
+        if isinstance(op, pto.SetVecTileShapesOp):
+            state = list(op.shape.get_values())
+        elif isinstance(op, pto.NegOp):
+            seen.append(state)
+    assert seen == [[8]] * 8  # four copies of the body, two negs each
+
+
 STITCH_IN_A_PROCESS = """
 import sys
 from tileir.ir import make_context, parse_module, print_module

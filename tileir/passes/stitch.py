@@ -179,57 +179,42 @@ class _SettingOrder:
     """Ordering constraints from one kind of setting (vec tile, cube tile, label).
 
     With `seen(R)` the value in force at reader R in program order, a reorder keeps
-    every reader's value and the final value when: R stays after the last earlier
-    writer, and after the last earlier writer of every value other than seen(R); a
-    writer of value U stays after every earlier reader that saw another value; writers
-    of one value keep their order; and the last writer stays after the last writer of
-    every other value. Writers of the same value commute, so iterations that each set
-    the same tile shapes still interleave."""
+    every reader's value and the final value when the writers keep their order, R
+    stays after the last writer before it, and a writer stays after every earlier
+    reader that saw another value. (Then the last writer before R in the new order
+    has R's value: every earlier writer is before R's own, and a later writer of
+    another value stays after R.) Readers of one value are not held between its
+    writers, so iterations that each set the same tile shapes still interleave.
+
+    Writers of different values must not swap: `set [1]; set [8]; neg` would become
+    `set [8]; set [1]; neg`, a reader placed after both seeing the wrong one."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.state: Setting = None
         self.last: int | None = None
-        self.last_writer: dict[Setting, int] = {}
-        self.none_writers: list[int] = []
         self.readers: dict[Setting, list[int]] = {}
         self.consumed: dict[tuple[Setting, Setting], int] = {}
 
     def add(self, n: int, fx: Effects, deps: set[int]) -> None:
         if self.kind in fx.reads:
-            seen = self.state
             if self.last is not None:
                 deps.add(self.last)
-            if self.last_writer:
-                deps.update(w for v, w in self.last_writer.items() if _differ(v, seen))
-            self.readers.setdefault(seen, []).append(n)
+            self.readers.setdefault(self.state, []).append(n)
         if self.kind not in fx.writes:
             return
         value = fx.writes[self.kind]
-        if value in self.last_writer:
-            deps.add(self.last_writer[value])
+        if self.last is not None:
+            deps.add(self.last)
         for seen, readers in self.readers.items():
             if not _differ(seen, value):
                 continue
+            # (readers before the last writer of `value` are before it already)
             start = self.consumed.get((seen, value), 0)
             deps.update(r for r in readers[start:] if r != n)
             self.consumed[(seen, value)] = len(readers)
-        if value is None:
-            # Unknown values order against every other writer.
-            deps.update(self.last_writer.values())
-        elif None in self.last_writer:
-            deps.add(self.last_writer[None])
-        self.last_writer[value] = n
         self.state = value
         self.last = n
-
-    def finish(self, preds: list[set[int]]) -> None:
-        if self.last is None:
-            return
-        final = self.state
-        preds[self.last].update(
-            w for v, w in self.last_writer.items() if w != self.last and _differ(v, final)
-        )
 
 
 @dataclass
@@ -397,8 +382,6 @@ def _dependencies(
                 if order.kind in reads or order.kind in writes:  # (else `add` does nothing)
                     order.add(n, fx, deps)
             deps.discard(n)  # (the other edges above never point at `n` itself)
-    for order in orders:
-        order.finish(preds)
     return preds
 
 
