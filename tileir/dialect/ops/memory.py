@@ -276,6 +276,11 @@ class AssembleOp(IRDLOperation):
                 f"'pto.assemble' tile rank {len(_shape(src))} differs from destination "
                 f"rank {len(dst_shape)}"
             )
+        if len(offsets) != len(dst_shape):
+            raise VerifyException(
+                f"'pto.assemble' has {len(offsets)} offsets for a rank-{len(dst_shape)} "
+                "destination"
+            )
         # A tail tile may be larger than what is left; the valid region is checked at
         # run time, so only a window that cannot fit even when valid is rejected here.
         for d, off in enumerate(offsets):
