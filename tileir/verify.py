@@ -255,13 +255,20 @@ class OpVerifier:
         for value in results:
             c = get(id(t := value._type))  # pyright: ignore[reportPrivateUsage]
             add(code(t) if c is None else c)
-        for attrs in (op.properties, op.attributes):
-            add(len(attrs))
-            if attrs:
-                key += attrs  # the names, then the values' codes
-                for attr in attrs.values():
-                    c = get(id(attr))
-                    add(code(attr) if c is None else c)
+        attrs = op.properties
+        add(len(attrs))
+        if attrs:
+            key += attrs  # the names, then the values' codes
+            for attr in attrs.values():
+                c = get(id(attr))
+                add(code(attr) if c is None else c)
+        attrs = op.attributes
+        add(len(attrs))
+        if attrs:
+            key += attrs
+            for attr in attrs.values():
+                c = get(id(attr))
+                add(code(attr) if c is None else c)
         regions = op.regions
         add(len(regions))
         for region in regions:
@@ -345,21 +352,21 @@ class OpVerifier:
                     raise VerifyException(
                         f"Operation {op.name} is branching to a block of a different region"
                     )
-        if parent_block is not None and parent_region is not None:
-            if parent_block.last_op is op:
-                if parent_region.first_block is parent_region.last_block:  # one block
-                    parent_op = parent_region.parent
-                    if parent_op is not None and not self._class(type(parent_op)).no_terminator:
-                        if not info.terminator:
-                            raise VerifyException(
-                                f"Operation {op.name} terminates block in "
-                                "single-block region but is not a terminator"
-                            )
-                elif not info.terminator:  # more than one block
-                    raise VerifyException(
-                        f"Operation {op.name} terminates block in multi-block "
-                        "region but is not a terminator"
-                    )
+        # (`_last_op`, `_first_block`, `_last_block`: the fields behind the properties.)
+        if parent_region is not None and parent_block._last_op is op:  # pyright: ignore
+            if parent_region._first_block is parent_region._last_block:  # pyright: ignore
+                parent_op = parent_region.parent  # one block
+                if parent_op is not None and not self._class(type(parent_op)).no_terminator:
+                    if not info.terminator:
+                        raise VerifyException(
+                            f"Operation {op.name} terminates block in "
+                            "single-block region but is not a terminator"
+                        )
+            elif not info.terminator:  # more than one block
+                raise VerifyException(
+                    f"Operation {op.name} terminates block in multi-block "
+                    "region but is not a terminator"
+                )
 
 
 def _view(views: tuple[Callable[[SSAValue], Hashable], ...], op: Operation) -> list[Hashable]:

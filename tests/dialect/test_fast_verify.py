@@ -389,3 +389,39 @@ def test_no_value_class_overrides_type() -> None:
     assert {"OpResult", "BlockArgument", "ErasedSSAValue"} <= {c.__name__ for c in found}
     for cls in found:
         assert cls.type is SSAValue.type, cls
+
+
+def _region(kind: str, values: dict[str, SSAValue]) -> Region:
+    blocks = {
+        "no blocks": [],
+        "an empty block": [Block()],
+        "a pto.yield": [Block([pto.YieldOp()])],
+        "a pto.exp last": [Block([_exp(values)])],
+        "two blocks": [Block([pto.YieldOp()]), Block([pto.YieldOp()])],
+    }[kind]
+    return Region(blocks)
+
+
+@pytest.mark.parametrize(
+    "kind", ["no blocks", "an empty block", "a pto.yield", "a pto.exp last", "two blocks"]
+)
+@pytest.mark.parametrize("cls", [pto.StageOp, pto.LoopOp, pto.KernelOp, pto.StitchOp])
+def test_single_block_terminator_matches_xdsl_trait(cls: type[Operation], kind: str) -> None:
+    """The `SingleBlockImplicitTerminator` of pto's region ops raises what xDSL's raises."""
+    from xdsl.traits import SingleBlockImplicitTerminator
+
+    ours = [t for t in cls.traits if isinstance(t, SingleBlockImplicitTerminator)]
+    assert len(ours) == 1 and type(ours[0]) is not SingleBlockImplicitTerminator
+    _, _, values = _module()
+    op = cls.create(regions=[_region(kind, values)])
+
+    def outcome(check: Callable[[Operation], None]) -> str | None:
+        try:
+            check(op)
+        except VerifyException as e:
+            return str(e)
+        return None
+
+    expected = outcome(SingleBlockImplicitTerminator(pto.YieldOp).verify)
+    assert outcome(ours[0].verify) == expected
+    assert (expected is None) == (kind in ("no blocks", "a pto.yield"))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
 from typing import ClassVar
@@ -145,6 +146,32 @@ class _IsolatedFromAbove(IsolatedFromAbove):
                 block = block._next_block  # pyright: ignore[reportPrivateUsage]
 
 
+@dataclass(frozen=True)
+class _SingleBlockImplicitTerminator(SingleBlockImplicitTerminator):
+    """xDSL's `SingleBlockImplicitTerminator`, checked the same way (the same checks in
+    the same order, the same messages) through the fields behind xDSL's `blocks` /
+    `last_op` properties: it runs for every stage, loop and kernel."""
+
+    def verify(self, op: Operation) -> None:
+        for region in op.regions:
+            block = region._first_block  # pyright: ignore[reportPrivateUsage]
+            if block is None:
+                continue
+            if block._next_block is not None:  # pyright: ignore[reportPrivateUsage]
+                raise VerifyException(f"'{op.name}' does not contain single-block regions")
+            last_op = block._last_op  # pyright: ignore[reportPrivateUsage]
+            if last_op is None:
+                raise VerifyException(
+                    f"'{op.name}' contains empty block instead of at least "
+                    f"terminating with {self.op_type.name}"
+                )
+            if not isinstance(last_op, self.op_type):
+                raise VerifyException(
+                    f"'{op.name}' terminates with operation {last_op.name} "
+                    f"instead of {self.op_type.name}"
+                )
+
+
 _RESULTS = attrgetter("results")
 _OPERANDS = attrgetter("_operands")  # the field behind `Operation.operands`
 _REGIONS = attrgetter("regions")
@@ -208,7 +235,7 @@ class KernelOp(IRDLOperation):
     traits = traits_def(
         SymbolOpInterface(),
         _IsolatedFromAbove(),
-        SingleBlockImplicitTerminator(YieldOp),
+        _SingleBlockImplicitTerminator(YieldOp),
     )
 
     def __init__(
@@ -394,7 +421,7 @@ class _LoopBase(IRDLOperation):
     them in parallel (with the runtime option `device_sched_parallelism`); a scheduling
     hint, no change to what the loop computes."""
     body = region_def("single_block")
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    traits = traits_def(_SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
 
     N_BLOCK_ARGS: ClassVar[int] = 1
 
@@ -580,7 +607,7 @@ class StageOp(IRDLOperation):
     cube_tile = opt_prop_def(DenseArrayBase.constr(i64))
     outputs = var_result_def()
     body = region_def("single_block")
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    traits = traits_def(_SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
     assembly_format = (
         "$unit (`label` $label^)? (`tile` $tile_shape^)? (`cube` $cube_tile^)? attr-dict-with-keyword"
         " $body (`->` type($outputs)^)?"
@@ -769,7 +796,7 @@ class StitchOp(IRDLOperation):
     max_functions = prop_def(IntegerAttr[I64])
     outputs = var_result_def()
     body = region_def("single_block")
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    traits = traits_def(_SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
     assembly_format = (
         "`size` $size `max` $max_functions attr-dict-with-keyword $body (`->` type($outputs)^)?"
     )
