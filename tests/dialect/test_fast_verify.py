@@ -425,3 +425,52 @@ def test_single_block_terminator_matches_xdsl_trait(cls: type[Operation], kind: 
     expected = outcome(SingleBlockImplicitTerminator(pto.YieldOp).verify)
     assert outcome(ours[0].verify) == expected
     assert (expected is None) == (kind in ("no blocks", "a pto.yield"))
+
+
+@pytest.mark.parametrize("order", ["valid-first", "broken-first"])
+def test_ops_sharing_attribute_objects(order: str) -> None:
+    """A valid op and a broken one whose signatures are the same attribute objects (by
+    identity) but one: the broken one fails as in xDSL, whichever comes first."""
+    module, block, values = _module()
+    dim, keepdim = IntegerAttr(1, i64), UnitAttr()
+    valid = pto.SumOp.create(
+        operands=[values["t"]], result_types=[SUM_T], properties={"dim": dim, "keepdim": keepdim}
+    )
+    broken = pto.SumOp.create(
+        operands=[values["t"]], result_types=[T8], properties={"dim": dim, "keepdim": keepdim}
+    )
+    for op in [valid, broken] if order == "valid-first" else [broken, valid]:
+        _add(block, op)
+    expected = _first_failure(module, _reference)
+    assert expected is not None and expected[0] is broken
+    assert _first_failure(module, OpVerifier().verify) == expected
+
+
+def test_a_verifier_reused_after_the_ir_changed() -> None:
+    """`OpVerifier` finds attributes met before by their `id` and keeps each object
+    alive, so an attribute replaced on an op (and dropped by the IR) cannot hand its
+    `id`, and so its number, to a new attribute: an op changed after it passed fails
+    in the same verifier as in xDSL."""
+    import gc
+
+    _, block, values = _module()
+    op = _add(block, _sum(values, dim=IntegerAttr(1, i64)))
+    fast = OpVerifier()
+    fast.verify(op)
+    for _ in range(50):  # new objects, which may take the ids of freed ones
+        op.properties["dim"] = IntegerAttr(5, i64)
+        gc.collect()
+        expected = _outcome_of(op.verify)
+        assert expected is not None and "dim" in expected
+        assert _outcome_of(fast.verify, op) == expected
+        op.properties["dim"] = IntegerAttr(1, i64)
+        gc.collect()
+        assert _outcome_of(fast.verify, op) is None
+
+
+def _outcome_of(check: Callable[..., None], *args: object) -> str | None:
+    try:
+        check(*args)
+    except VerifyException as e:
+        return str(e)
+    return None
