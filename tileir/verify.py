@@ -232,17 +232,20 @@ class OpVerifier:
         without hashing its parameters again; `_alive` keeps each such object alive, so
         its `id` is not reused while this verifier lives."""
         code = self._ids.get(id(attr))
-        if code is None:
-            code = self._codes.setdefault(attr, len(self._codes))
-            self._ids[id(attr)] = code
-            self._alive.append(attr)
+        return self._new_code(attr) if code is None else code
+
+    def _new_code(self, attr: Attribute) -> int:
+        """`_code` of an attribute object not met before."""
+        code = self._codes.setdefault(attr, len(self._codes))
+        self._ids[id(attr)] = code
+        self._alive.append(attr)
         return code
 
     def _signature(self, op: Operation) -> tuple[object, ...]:
         """Everything `OpDef.verify`'s IRDL constraints read (see the module
         docstring), each attribute as its `_code`, flat: every list is preceded by its
         length, so that two signatures are equal exactly when all their parts are."""
-        code, get = self._code, self._ids.get
+        new, get = self._new_code, self._ids.get
         operands, results = op._operands, op.results  # pyright: ignore[reportPrivateUsage]
         key: list[object] = [type(op), len(operands)]
         add = key.append
@@ -250,25 +253,25 @@ class OpVerifier:
         # (`_type` is the field behind `SSAValue.type`, which no value class overrides.)
         for value in operands:
             c = get(id(t := value._type))  # pyright: ignore[reportPrivateUsage]
-            add(code(t) if c is None else c)
+            add(new(t) if c is None else c)
         add(len(results))
         for value in results:
             c = get(id(t := value._type))  # pyright: ignore[reportPrivateUsage]
-            add(code(t) if c is None else c)
+            add(new(t) if c is None else c)
         attrs = op.properties
         add(len(attrs))
         if attrs:
             key += attrs  # the names, then the values' codes
             for attr in attrs.values():
                 c = get(id(attr))
-                add(code(attr) if c is None else c)
+                add(new(attr) if c is None else c)
         attrs = op.attributes
         add(len(attrs))
         if attrs:
             key += attrs
             for attr in attrs.values():
                 c = get(id(attr))
-                add(code(attr) if c is None else c)
+                add(new(attr) if c is None else c)
         regions = op.regions
         add(len(regions))
         for region in regions:
@@ -278,7 +281,7 @@ class OpVerifier:
             else:
                 add(1 if block is region.last_block else len(region.blocks))
                 add(len(block.args))
-                key.extend(map(code, block.arg_types))
+                key.extend(map(self._code, block.arg_types))
         add(len(op._successors))  # pyright: ignore[reportPrivateUsage]
         return tuple(key)
 
