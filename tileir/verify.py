@@ -39,6 +39,13 @@ op). tests/dialect/test_signature_only.py runs every declared verifier on the op
 seed kernels and the FileCheck tests through a spy that fails on any read outside the
 signature.
 
+An op's own `verify_` that reads, besides the signature, only a function of each
+operand (`pto.view`'s and `pto.assemble`'s read which index operands are
+`arith.constant`s and their values, through `constant_index`) is declared with
+`@signature_and_operands(constant_index)`: it is a function of the signature and of
+those views, so `OpVerifier` runs it again only for a signature and list of views that
+has not passed yet (the same test lets the spy's reads through only inside a view).
+
 Nothing is patched: the parts of the generated `verify_` are read from its closure
 (`irdl_parts`), and an op whose `verify_` does not have the expected shape (a future
 xDSL, a hand-written `verify_`, an unregistered op) simply takes the plain path.
@@ -46,11 +53,11 @@ xDSL, a hand-written `verify_`, an unregistered op) simply takes the plain path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from xdsl.ir import Attribute, ErasedSSAValue, Operation, Region
+from xdsl.ir import Attribute, ErasedSSAValue, Operation, Region, SSAValue
 from xdsl.irdl.operations import OpDef, get_accessors_from_op_def
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
@@ -86,21 +93,51 @@ def is_signature_only(fn: object) -> bool:
     return getattr(getattr(fn, "__func__", fn), _SIGNATURE_ONLY, False) is True
 
 
+_OPERAND_VIEWS = "__tileir_operand_views__"
+
+
+def signature_and_operands(
+    *views: Callable[[SSAValue], Hashable],
+) -> Callable[[_F], _F]:
+    """Declare that `fn`, an op's `verify_`, reads nothing but the op's signature and,
+    of its operands, only what the functions `views` return for them (`constant_index`:
+    which operands are `arith.constant` index values, and their values), so that
+    `OpVerifier` runs it once per signature and list of views (`views(op)`) that pass.
+    The same warning as `signature_only`'s holds: every read of `fn` and its helpers
+    outside the signature must go through a call of one of `views` on an operand."""
+
+    def declare(fn: _F) -> _F:
+        setattr(fn, _OPERAND_VIEWS, views)
+        return fn
+
+    return declare
+
+
+def operand_views(fn: object) -> tuple[Callable[[SSAValue], Hashable], ...] | None:
+    """The `views` `fn` (a function, or a bound method of one) was declared with by
+    `signature_and_operands`, or None."""
+    views = getattr(getattr(fn, "__func__", fn), _OPERAND_VIEWS, None)
+    return views if isinstance(views, tuple) else None
+
+
 def ops_in(region: Region, out: list[Operation] | None = None) -> list[Operation]:
     """The ops of `region` in the order `region.walk()` yields them (each op before the
-    ops of its regions), appended to `out`. Following the ops' links is several times
-    faster than xDSL's nested generators; the recursion is as deep as the regions nest."""
+    ops of its regions), appended to `out`. Following the ops' links (the fields behind
+    xDSL's `first_op` / `next_op` properties) is several times faster than xDSL's nested
+    generators; the recursion is as deep as the regions nest."""
     if out is None:
         out = []
-    block = region.first_block
+    append = out.append
+    block = region._first_block  # pyright: ignore[reportPrivateUsage]
     while block is not None:
-        op = block.first_op
+        op = block._first_op  # pyright: ignore[reportPrivateUsage]
         while op is not None:
-            out.append(op)
-            for inner in op.regions:
-                ops_in(inner, out)
-            op = op.next_op
-        block = block.next_block
+            append(op)
+            if op.regions:
+                for inner in op.regions:
+                    ops_in(inner, out)
+            op = op._next_op  # pyright: ignore[reportPrivateUsage]
+        block = block._next_block  # pyright: ignore[reportPrivateUsage]
     return out
 
 
@@ -144,6 +181,9 @@ class _ClassInfo:
     custom: Callable[[Operation], None] | None
     """The op's own `verify_` to run again for such an op (None: it has none, or it is
     `signature_only`)."""
+    views: tuple[Callable[[SSAValue], Hashable], ...] | None
+    """The operand views `custom` was declared with (`signature_and_operands`): it runs
+    again only for a new list of views. None: it runs for every op."""
     terminator: bool
     no_terminator: bool
 
@@ -160,6 +200,7 @@ def _class_info(cls: type[Operation]) -> _ClassInfo:
             if type(t).verify is not OpTrait.verify and not is_signature_only(type(t).verify)
         ),
         None if is_signature_only(custom) else custom,
+        operand_views(custom),
         cls.has_trait(IsTerminator),
         cls.has_trait(NoTerminator),
     )
@@ -172,54 +213,76 @@ class OpVerifier:
 
     def __init__(self) -> None:
         self._passed: set[tuple[object, ...]] = set()
+        self._viewed: set[tuple[object, ...]] = set()
+        """(signature, operand views) pairs whose `signature_and_operands` verifier
+        passed."""
         self._info: dict[type[Operation], _ClassInfo] = {}
+        self._unerased: set[type[SSAValue]] = set()
+        """Classes of operands met that are not `ErasedSSAValue`s (an `isinstance` of
+        an abstract class goes through Python code; a set lookup does not)."""
         self._codes: dict[Attribute, int] = {}
-        self._seen: dict[int, tuple[Attribute, int]] = {}
+        self._ids: dict[int, int] = {}
+        """`_code` by the `id` of an attribute object met before."""
+        self._alive: list[Attribute] = []
 
     def _code(self, attr: Attribute) -> int:
         """A number per attribute value: two attributes with the same number compare
         equal (a dict found them equal). An attribute object met before is found by its
         identity (an operand's type is the object its defining op's result has),
-        without hashing its parameters again; `_seen` keeps each object alive, so its
-        `id` is not reused while this verifier lives."""
-        seen = self._seen.get(id(attr))
-        if seen is not None and seen[0] is attr:
-            return seen[1]
+        without hashing its parameters again; `_alive` keeps each such object alive, so
+        its `id` is not reused while this verifier lives."""
+        code = self._ids.get(id(attr))
+        return self._new_code(attr) if code is None else code
+
+    def _new_code(self, attr: Attribute) -> int:
+        """`_code` of an attribute object not met before."""
         code = self._codes.setdefault(attr, len(self._codes))
-        self._seen[id(attr)] = (attr, code)
+        self._ids[id(attr)] = code
+        self._alive.append(attr)
         return code
 
     def _signature(self, op: Operation) -> tuple[object, ...]:
         """Everything `OpDef.verify`'s IRDL constraints read (see the module
         docstring), each attribute as its `_code`, flat: every list is preceded by its
         length, so that two signatures are equal exactly when all their parts are."""
-        code, seen = self._code, self._seen
-        operands, results = op.operands, op.results
+        new, get = self._new_code, self._ids.get
+        operands, results = op._operands, op.results  # pyright: ignore[reportPrivateUsage]
         key: list[object] = [type(op), len(operands)]
+        add = key.append
+        # `_code`'s first step is inline for the common case: an object met before.
+        # (`_type` is the field behind `SSAValue.type`, which no value class overrides.)
         for value in operands:
-            t = value.type
-            hit = seen.get(id(t))  # `_code`'s first step, inline for the common case
-            key.append(hit[1] if hit is not None and hit[0] is t else code(t))
-        key.append(len(results))
+            c = get(id(t := value._type))  # pyright: ignore[reportPrivateUsage]
+            add(new(t) if c is None else c)
+        add(len(results))
         for value in results:
-            t = value.type
-            hit = seen.get(id(t))
-            key.append(hit[1] if hit is not None and hit[0] is t else code(t))
-        for attrs in (op.properties, op.attributes):
-            key.append(len(attrs))
-            for name, attr in attrs.items():
-                key.append(name)
-                key.append(code(attr))
-        key.append(len(op.regions))
-        for region in op.regions:
+            c = get(id(t := value._type))  # pyright: ignore[reportPrivateUsage]
+            add(new(t) if c is None else c)
+        attrs = op.properties
+        add(len(attrs))
+        if attrs:
+            key += attrs  # the names, then the values' codes
+            for attr in attrs.values():
+                c = get(id(attr))
+                add(new(attr) if c is None else c)
+        attrs = op.attributes
+        add(len(attrs))
+        if attrs:
+            key += attrs
+            for attr in attrs.values():
+                c = get(id(attr))
+                add(new(attr) if c is None else c)
+        regions = op.regions
+        add(len(regions))
+        for region in regions:
             block = region.first_block
             if block is None:
-                key.append(-1)  # no blocks (xDSL checks no entry arguments)
+                add(-1)  # no blocks (xDSL checks no entry arguments)
             else:
-                key.append(len(region.blocks))
-                key.append(len(block.args))
-                key.extend(map(code, block.arg_types))
-        key.append(len(op.successors))
+                add(1 if block is region.last_block else len(region.blocks))
+                add(len(block.args))
+                key.extend(map(self._code, block.arg_types))
+        add(len(op._successors))  # pyright: ignore[reportPrivateUsage]
         return tuple(key)
 
     def _class(self, cls: type[Operation]) -> _ClassInfo:
@@ -230,8 +293,7 @@ class OpVerifier:
 
     def verify(self, op: Operation) -> None:
         info = self._info.get(type(op)) or self._class(type(op))
-        parts = info.parts
-        if parts is None:
+        if info.parts is None:
             op.verify(verify_nested_ops=False)
             return
         try:
@@ -240,30 +302,45 @@ class OpVerifier:
         except TypeError:  # an attribute that cannot be hashed
             op.verify(verify_nested_ops=False)
             return
+        views = info.views
         if not known:
             op.verify(verify_nested_ops=False)
             self._passed.add(key)
+            if views is not None:
+                self._viewed.add((key, *_view(views, op)))
             return
         self._generic_checks(op, info)
-        if not info.traits and info.custom is None:
+        custom = info.custom
+        viewed = None
+        if views is not None:
+            viewed = (key, *_view(views, op))
+            if viewed in self._viewed:
+                custom = None
+        if not info.traits and custom is None:
             return
         try:
             for trait in info.traits:
                 trait.verify(op)
-            if info.custom is not None:
-                info.custom(op)
+            if custom is not None:
+                custom(op)
         except VerifyException as err:
             op.emit_error(f"Operation does not verify: {err}", err)
+        if viewed is not None:
+            self._viewed.add(viewed)
 
     def _generic_checks(self, op: Operation, info: _ClassInfo) -> None:
         """`Operation.verify`'s checks before `verify_` (xDSL 0.75, verbatim in effect),
         with the class traits looked up once per class."""
-        for operand in op.operands:
-            if isinstance(operand, ErasedSSAValue):
-                raise ValueError("Erased SSA value is used by the operation")
+        operands = op._operands  # pyright: ignore[reportPrivateUsage]
+        if not self._unerased.issuperset(map(type, operands)):
+            for operand in operands:
+                if isinstance(operand, ErasedSSAValue):
+                    raise ValueError("Erased SSA value is used by the operation")
+                self._unerased.add(type(operand))
         parent_block = op.parent
         parent_region = None if parent_block is None else parent_block.parent
-        if op.successors:
+        successors = op._successors  # pyright: ignore[reportPrivateUsage]
+        if successors:
             if parent_block is None or parent_region is None:
                 raise VerifyException(
                     f"Operation {op.name} with block successors does not belong to a "
@@ -273,23 +350,29 @@ class OpVerifier:
                 raise VerifyException(
                     f"Operation {op.name} with block successors must terminate its parent block"
                 )
-            for succ in op.successors:
+            for succ in successors:
                 if succ.parent != parent_block.parent:
                     raise VerifyException(
                         f"Operation {op.name} is branching to a block of a different region"
                     )
-        if parent_block is not None and parent_region is not None:
-            if parent_block.last_op is op:
-                if parent_region.first_block is parent_region.last_block:  # one block
-                    parent_op = parent_region.parent
-                    if parent_op is not None and not self._class(type(parent_op)).no_terminator:
-                        if not info.terminator:
-                            raise VerifyException(
-                                f"Operation {op.name} terminates block in "
-                                "single-block region but is not a terminator"
-                            )
-                elif not info.terminator:  # more than one block
-                    raise VerifyException(
-                        f"Operation {op.name} terminates block in multi-block "
-                        "region but is not a terminator"
-                    )
+        # (`_last_op`, `_first_block`, `_last_block`: the fields behind the properties.)
+        if parent_region is not None and parent_block._last_op is op:  # pyright: ignore
+            if parent_region._first_block is parent_region._last_block:  # pyright: ignore
+                parent_op = parent_region.parent  # one block
+                if parent_op is not None and not self._class(type(parent_op)).no_terminator:
+                    if not info.terminator:
+                        raise VerifyException(
+                            f"Operation {op.name} terminates block in "
+                            "single-block region but is not a terminator"
+                        )
+            elif not info.terminator:  # more than one block
+                raise VerifyException(
+                    f"Operation {op.name} terminates block in multi-block "
+                    "region but is not a terminator"
+                )
+
+
+def _view(views: tuple[Callable[[SSAValue], Hashable], ...], op: Operation) -> list[Hashable]:
+    """What `views` return for the operands of `op`, view by view."""
+    operands = op._operands  # pyright: ignore[reportPrivateUsage]
+    return [view(v) for view in views for v in operands]

@@ -1,7 +1,10 @@
 """Verifiers declared `@signature_only` (`tileir.verify`), which `OpVerifier` runs once
-per op signature that passed, read nothing but the signature; and the fast verifier
-still fails exactly where xDSL's `op.verify` fails on ops of the declared classes
-whose signature was broken after a valid op of the same class passed.
+per op signature that passed, read nothing but the signature; verifiers declared
+`@signature_and_operands(views...)`, which it runs once per signature and list of
+operand views that passed, read nothing else but through a view of an operand; and the
+fast verifier still fails exactly where xDSL's `op.verify` fails on ops of the declared
+classes whose signature (or an operand's view) was broken after a valid op of the same
+class passed.
 
 The ops are those of the seed kernels (as loaded and after `-p default`) and of the
 FileCheck tests' inputs; every pto op class with a declared verifier must have some.
@@ -10,12 +13,14 @@ FileCheck tests' inputs; every pto op class with a declared verifier must have s
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from types import FunctionType, MethodType
 
 import pytest
+from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
@@ -36,7 +41,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tileir.dialect import pto
 from tileir.ir import make_context
-from tileir.verify import OpVerifier, irdl_parts, is_signature_only
+from tileir.verify import OpVerifier, irdl_parts, is_signature_only, operand_views
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,36 +92,67 @@ def declared(cls: type[Operation]) -> list[tuple[str, Callable[[Operation], None
 DECLARED = sorted((c for c in pto.PTO.operations if declared(c)), key=lambda c: c.name)
 
 
+def viewed(cls: type[Operation]) -> tuple[Callable[..., object], ...] | None:
+    """The operand views `cls`'s own `verify_` is declared with
+    (`signature_and_operands`), or None."""
+    parts = irdl_parts(cls)
+    return None if parts is None or parts.custom is None else operand_views(parts.custom)
+
+
+VIEWED = sorted((c for c in pto.PTO.operations if viewed(c)), key=lambda c: c.name)
+
+
 def test_declarations_are_where_the_fast_path_is_measured() -> None:
     """The hot op families of the benchmark and the seed kernels are declared (a change
     that drops a declaration makes verification slower, not wrong: this catches it)."""
     for cls in (pto.MulOp, pto.ExpOp, pto.SumOp, pto.MatmulOp, pto.ReshapeOp):
         assert [name for name, _ in declared(cls)] == ["verify_", "TileResults"]
     assert [name for name, _ in declared(pto.SetVecTileShapesOp)] == ["verify_"]
-    # Verifiers that read operands' defining ops or the op's place are not declared.
+    # Verifiers that read operands' defining ops or the op's place are not declared
+    # signature-only; those that read only which operands are index constants (and
+    # their values) are declared with that view.
     for cls in (pto.ViewOp, pto.AssembleOp, pto.TransferOp, pto.StageOp, pto.FullOp):
         assert "verify_" not in [name for name, _ in declared(cls)]
+    for cls in (pto.ViewOp, pto.AssembleOp):
+        assert viewed(cls) == (pto.constant_index,)
+    assert viewed(pto.TransferOp) is None and viewed(pto.StageOp) is None
 
 
 # --------------------------------------------------------------------------- the spy
 
 
 class _Reads:
-    """What a verifier read through the spies: `bad` lists reads outside the signature."""
+    """What a verifier read through the spies: `bad` lists reads outside the signature
+    (other than those made inside a call of one of `views`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, views: Sequence[Callable[..., object]] = ()) -> None:
         self.bad: list[str] = []
+        self.views = frozenset(getattr(v, "__code__", None) for v in views) - {None}
+
+    def in_view(self) -> bool:
+        """Whether the read happens inside a call of one of the views."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code in self.views:
+                return True
+            frame = frame.f_back
+        return False
 
 
 class _ValueSpy:
-    """An SSA value whose only readable field is `type`."""
+    """An SSA value whose only readable field is `type`. Its class reads as `SSAValue`
+    (`isinstance(v, int)` on a mixed index list reads it): whether a value is a block
+    argument or an op's result is not in the signature, so a verifier that asked would
+    see neither, and its outcome on the spy would differ from the real one."""
 
     def __init__(self, value: SSAValue, reads: _Reads) -> None:
         object.__setattr__(self, "_spied", (value, reads))
 
     def __getattribute__(self, name: str) -> object:
         value, reads = object.__getattribute__(self, "_spied")
-        if name != "type":
+        if name == "__class__":
+            return SSAValue
+        if name != "type" and not reads.in_view():
             reads.bad.append(f"value.{name}")
         return getattr(value, name)
 
@@ -229,6 +265,22 @@ def test_declared_verifier_reads_only_the_signature(
         assert spied == _outcome(lambda op=op: verifier(op))
 
 
+@pytest.mark.parametrize("cls", VIEWED, ids=[c.name for c in VIEWED])
+def test_viewed_verifier_reads_only_the_signature_and_its_views(cls: type[Operation]) -> None:
+    """A `signature_and_operands` verifier reads an operand only through its views (the
+    spy lets other reads through only inside a call of one of them)."""
+    parts = irdl_parts(cls)
+    assert parts is not None and parts.custom is not None
+    verifier, views = parts.custom, viewed(cls) or ()
+    ops = [op for op in corpus() if type(op) is cls]
+    assert ops, f"no {cls.name} among the seed kernels' and FileCheck tests' ops"
+    for op in ops:
+        reads = _Reads(views)
+        spied = _outcome(lambda op=op, reads=reads: verifier(_OpSpy(op, reads)))  # type: ignore[arg-type]
+        assert reads.bad == [], f"{cls.name}'s verify_ reads {reads.bad} on {op}"
+        assert spied == _outcome(lambda op=op: verifier(op))
+
+
 def test_the_spy_catches_reads_outside_the_signature() -> None:
     """The spy is not blind: the context reads of verifiers that are not declared
     (an offset's defining op, the enclosing stage) are caught on the same ops."""
@@ -331,7 +383,10 @@ def _mutants(op: Operation) -> Iterator[Operation]:
             yield make(properties=props)
 
 
-@pytest.mark.parametrize("cls", DECLARED, ids=[c.name for c in DECLARED])
+FAST = sorted(set(DECLARED) | set(VIEWED), key=lambda c: c.name)
+
+
+@pytest.mark.parametrize("cls", FAST, ids=[c.name for c in FAST])
 def test_broken_signature_after_a_valid_op_fails_as_in_xdsl(cls: type[Operation]) -> None:
     """For ops of each declared class that verify: every op that differs in one part of
     the signature fails in `OpVerifier` (after the valid op passed in it) exactly as in
@@ -350,9 +405,59 @@ def test_broken_signature_after_a_valid_op_fails_as_in_xdsl(cls: type[Operation]
             fast = OpVerifier()
             fast.verify(op)
             assert _outcome(lambda f=fast, m=mutant: f.verify(m)) == expected, str(mutant)
-            if any(_rejects(f, mutant) for _, f in declared(cls)):
+            if any(_rejects(f, mutant) for f in _fast_verifiers(cls)):
                 in_declared += 1
     assert in_declared > 0, f"no broken {cls.name} fails in a declared verifier"
+
+
+def _fast_verifiers(cls: type[Operation]) -> list[Callable[[Operation], None]]:
+    parts = irdl_parts(cls)
+    own = [parts.custom] if parts is not None and parts.custom and viewed(cls) else []
+    return [f for _, f in declared(cls)] + own
+
+
+_CONSTANTS = (0, 1, 7, 63, 64, 1000, -1, -5)
+
+
+def _operand_mutants(op: Operation) -> Iterator[Operation]:
+    """Ops of `op`'s class with the same signature whose index operands are other
+    values: an `arith.constant` of each of `_CONSTANTS`, or a block argument (not a
+    constant)."""
+    for i, v in enumerate(op.operands):
+        if not isinstance(v.type, IndexType):
+            continue
+        replacements: list[SSAValue] = [Block(arg_types=[IndexType()]).args[0]]
+        replacements += [ConstantOp(IntegerAttr(c, IndexType())).result for c in _CONSTANTS]
+        for r in replacements:
+            yield type(op).create(
+                operands=[*op.operands[:i], r, *op.operands[i + 1 :]],
+                result_types=op.result_types,
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+
+
+@pytest.mark.parametrize("cls", VIEWED, ids=[c.name for c in VIEWED])
+def test_other_operand_views_after_a_valid_op_fail_as_in_xdsl(cls: type[Operation]) -> None:
+    """For valid ops of each class declared `signature_and_operands`: an op of the same
+    signature whose index operands are other constants (or no constant) fails in
+    `OpVerifier`, after the valid op and after each other mutant passed or failed in
+    it, exactly as in xDSL; some of them fail (the test reaches the verifier)."""
+    valid = [
+        op
+        for op in corpus()
+        if type(op) is cls and _outcome(lambda op=op: op.verify(verify_nested_ops=False)) is None
+    ][:6]
+    assert valid, f"no valid {cls.name} among the ops"
+    failed = 0
+    for op in valid:
+        fast = OpVerifier()
+        fast.verify(op)
+        for mutant in _operand_mutants(op):
+            expected = _outcome(lambda m=mutant: m.verify(verify_nested_ops=False))
+            assert _outcome(lambda f=fast, m=mutant: f.verify(m)) == expected, str(mutant)
+            failed += expected is not None
+    assert failed > 0, f"no {cls.name} with other index operands fails"
 
 
 def test_no_declared_trait_does_nothing() -> None:

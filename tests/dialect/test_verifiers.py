@@ -95,6 +95,16 @@ INVALID = {
         "pto.assemble %t into %o[0, 0] : tensor<8x64xbf16>, memref<16x64xf32>",
         "writes a bf16 tile into a f32 tensor",
     ),
+    "assemble-offsets-too-many": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "pto.assemble %t into %o[0, 0, 0] : tensor<8x64xf32>, memref<16x64xf32>",
+        "'pto.assemble' has 3 offsets for a rank-2 destination",
+    ),
+    "assemble-offsets-too-few": (
+        "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
+        "pto.assemble %t into %o[8] : tensor<8x64xf32>, memref<16x64xf32>",
+        "'pto.assemble' has 1 offsets for a rank-2 destination",
+    ),
     "reshape-count": (
         "%t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>\n"
         "%r = pto.reshape %t : tensor<8x64xf32> -> tensor<8x32xf32>",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar, TypeVar
 
+from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloatConstr,
@@ -121,8 +122,6 @@ def _expect_result(
 
 def constant_index(value: SSAValue) -> int | None:
     """The value of an `arith.constant` index, or None when not a constant."""
-    from xdsl.dialects.arith import ConstantOp
-
     owner = value.owner
     if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data

@@ -62,13 +62,14 @@ from tileir.dialect.ops.base import (
     _shape,
     _split,
     _static_or_constant,
+    constant_index,
     mixed_values,
     operand_segments,
     verify_dims,
     verify_tile_shape,
 )
 from tileir.dialect.ops.structure import StageOp, StitchOp
-from tileir.verify import signature_only
+from tileir.verify import signature_and_operands, signature_only
 
 # --------------------------------------------------------------------------- effects
 
@@ -196,6 +197,7 @@ class ViewOp(IRDLOperation):
         values = mixed_values(self.static_valid_shape, self.valid_shape)
         return values or None
 
+    @signature_and_operands(constant_index)
     def verify_(self) -> None:
         # Each operand group and static array is read once: xDSL decodes the segment
         # sizes (and a dense array) again on every access.
@@ -263,6 +265,7 @@ class AssembleOp(IRDLOperation):
     def mixed_offsets(self) -> list[int | SSAValue]:
         return mixed_values(self.static_offsets, self.offsets)
 
+    @signature_and_operands(constant_index)
     def verify_(self) -> None:
         offsets = _check_index_list(self, "offsets", self.static_offsets, self.offsets)
         src, dst = self.src.type, self.dst.type
@@ -275,6 +278,10 @@ class AssembleOp(IRDLOperation):
             raise VerifyException(
                 f"'pto.assemble' tile rank {len(_shape(src))} differs from destination "
                 f"rank {len(dst_shape)}"
+            )
+        if len(offsets) != len(dst_shape):
+            raise VerifyException(
+                f"'pto.assemble' has {len(offsets)} offsets for a rank-{len(dst_shape)} destination"
             )
         # A tail tile may be larger than what is left; the valid region is checked at
         # run time, so only a window that cannot fit even when valid is rejected here.

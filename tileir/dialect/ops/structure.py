@@ -6,6 +6,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -77,21 +80,22 @@ from tileir.verify import ops_in
 
 def nesting_error(root: Operation) -> tuple[Operation, int] | None:
     """The first op nested deeper than MAX_NESTING regions inside `root` (with its
-    depth), found without recursion, or None."""
+    depth), found without recursion, or None. (It follows the fields behind xDSL's
+    `first_op` / `next_op` properties: it runs on every op of a module.)"""
     stack: list[tuple[Operation, int]] = [(root, 0)]
     while stack:
         op, depth = stack.pop()
         if depth > MAX_NESTING:
             return op, depth
         for region in op.regions:
-            block = region.first_block
+            block = region._first_block  # pyright: ignore[reportPrivateUsage]
             while block is not None:
-                child = block.first_op
+                child = block._first_op  # pyright: ignore[reportPrivateUsage]
                 while child is not None:
                     if child.regions:
                         stack.append((child, depth + 1))
-                    child = child.next_op
-                block = block.next_block
+                    child = child._next_op  # pyright: ignore[reportPrivateUsage]
+                block = block._next_block  # pyright: ignore[reportPrivateUsage]
     return None
 
 
@@ -107,31 +111,88 @@ class _IsolatedFromAbove(IsolatedFromAbove):
     other operand is checked as xDSL checks it."""
 
     def verify(self, op: Operation) -> None:
+        if _defined_inside(op):
+            return
         inside: set[int] = set()
         isolated: dict[type[Operation], bool] = {}
         regions: list[Region] = list(op.regions)
+        # (The fields behind xDSL's `first_op` / `next_op` ... properties: this visits
+        # every op of the kernel.)
         while regions:
-            region = regions.pop()
-            for block in region.blocks:
-                inside.update(map(id, block.args))
-                child_op = block.first_op
+            block = regions.pop()._first_block  # pyright: ignore[reportPrivateUsage]
+            while block is not None:
+                inside.update(map(id, block._args))  # pyright: ignore[reportPrivateUsage]
+                child_op = block._first_op  # pyright: ignore[reportPrivateUsage]
                 while child_op is not None:
-                    for operand in child_op.operands:
-                        if id(operand) in inside:
-                            continue
-                        if not op.is_ancestor(operand.owner) or operand.owner is op:
-                            raise VerifyException(
-                                "Operation using value defined out of its "
-                                f"IsolatedFromAbove parent: {child_op}"
-                            )
+                    operands = child_op._operands  # pyright: ignore[reportPrivateUsage]
+                    if not inside.issuperset(map(id, operands)):
+                        for operand in operands:
+                            if id(operand) in inside:
+                                continue
+                            if not op.is_ancestor(operand.owner) or operand.owner is op:
+                                raise VerifyException(
+                                    "Operation using value defined out of its "
+                                    f"IsolatedFromAbove parent: {child_op}"
+                                )
                     inside.update(map(id, child_op.results))
-                    cls = type(child_op)
-                    nested = isolated.get(cls)
-                    if nested is None:
-                        nested = isolated[cls] = cls.has_trait(IsolatedFromAbove)
-                    if not nested:
-                        regions += child_op.regions
-                    child_op = child_op.next_op
+                    if child_op.regions:
+                        cls = type(child_op)
+                        nested = isolated.get(cls)
+                        if nested is None:
+                            nested = isolated[cls] = cls.has_trait(IsolatedFromAbove)
+                        if not nested:
+                            regions += child_op.regions
+                    child_op = child_op._next_op  # pyright: ignore[reportPrivateUsage]
+                block = block._next_block  # pyright: ignore[reportPrivateUsage]
+
+
+@dataclass(frozen=True)
+class _SingleBlockImplicitTerminator(SingleBlockImplicitTerminator):
+    """xDSL's `SingleBlockImplicitTerminator`, checked the same way (the same checks in
+    the same order, the same messages) through the fields behind xDSL's `blocks` /
+    `last_op` properties: it runs for every stage, loop and kernel."""
+
+    def verify(self, op: Operation) -> None:
+        for region in op.regions:
+            block = region._first_block  # pyright: ignore[reportPrivateUsage]
+            if block is None:
+                continue
+            if block._next_block is not None:  # pyright: ignore[reportPrivateUsage]
+                raise VerifyException(f"'{op.name}' does not contain single-block regions")
+            last_op = block._last_op  # pyright: ignore[reportPrivateUsage]
+            if last_op is None:
+                raise VerifyException(
+                    f"'{op.name}' contains empty block instead of at least "
+                    f"terminating with {self.op_type.name}"
+                )
+            if not isinstance(last_op, self.op_type):
+                raise VerifyException(
+                    f"'{op.name}' terminates with operation {last_op.name} "
+                    f"instead of {self.op_type.name}"
+                )
+
+
+_RESULTS = attrgetter("results")
+_OPERANDS = attrgetter("_operands")  # the field behind `Operation.operands`
+_REGIONS = attrgetter("regions")
+
+
+def _defined_inside(op: Operation) -> bool:
+    """Whether every operand of every op inside `op`, at any depth, is a result of an
+    op inside `op` or an argument of a block inside `op` (then `op` passes the
+    `IsolatedFromAbove` check, which looks at fewer operands). The sets are built
+    with C loops (`map`, `chain`), without a Python step per operand."""
+    ops: list[Operation] = []
+    for region in op.regions:
+        ops_in(region, ops)
+    inside = set(map(id, chain.from_iterable(map(_RESULTS, ops))))
+    for holder in chain((op,), filter(_REGIONS, ops)):
+        for region in holder.regions:
+            block = region._first_block  # pyright: ignore[reportPrivateUsage]
+            while block is not None:
+                inside.update(map(id, block._args))  # pyright: ignore[reportPrivateUsage]
+                block = block._next_block  # pyright: ignore[reportPrivateUsage]
+    return inside.issuperset(map(id, chain.from_iterable(map(_OPERANDS, ops))))
 
 
 @irdl_op_definition
@@ -174,7 +235,7 @@ class KernelOp(IRDLOperation):
     traits = traits_def(
         SymbolOpInterface(),
         _IsolatedFromAbove(),
-        SingleBlockImplicitTerminator(YieldOp),
+        _SingleBlockImplicitTerminator(YieldOp),
     )
 
     def __init__(
@@ -360,7 +421,7 @@ class _LoopBase(IRDLOperation):
     them in parallel (with the runtime option `device_sched_parallelism`); a scheduling
     hint, no change to what the loop computes."""
     body = region_def("single_block")
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    traits = traits_def(_SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
 
     N_BLOCK_ARGS: ClassVar[int] = 1
 
@@ -546,7 +607,7 @@ class StageOp(IRDLOperation):
     cube_tile = opt_prop_def(DenseArrayBase.constr(i64))
     outputs = var_result_def()
     body = region_def("single_block")
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    traits = traits_def(_SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
     assembly_format = (
         "$unit (`label` $label^)? (`tile` $tile_shape^)? (`cube` $cube_tile^)? attr-dict-with-keyword"
         " $body (`->` type($outputs)^)?"
@@ -576,15 +637,19 @@ class StageOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        tile_shape, cube_tile = self.tile_shape, self.cube_tile
+        # Read straight from the op's fields (xDSL's accessors decode the defs on each
+        # access): the IRDL constraints, checked before, fixed what they hold.
+        props = self.properties
+        tile_shape, cube_tile = props.get("tile_shape"), props.get("cube_tile")
         if tile_shape is not None:
             verify_tile_shape(self, tile_shape.get_values(), "tile_shape")
         if cube_tile is not None and len(cube_tile.get_values()) != 6:
             raise VerifyException("'pto.stage' cube tile must hold 6 values: m, k, n pairs")
-        term = self.body.block.last_op
+        term = self.regions[0].block.last_op
         if isinstance(term, YieldOp):
-            types = [a.type for a in term.arguments]
-            if types != [r.type for r in self.outputs]:
+            # `arguments` and `outputs` are the only operand and result defs.
+            types = [a.type for a in term._operands]  # pyright: ignore[reportPrivateUsage]
+            if types != [r.type for r in self.results]:
                 raise VerifyException(
                     "'pto.stage' yields values whose types differ from its results"
                 )
@@ -616,13 +681,17 @@ class TransferOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        src, dst = units = (self.src_unit.data.value, self.dst_unit.data.value)
+        # Read straight from the op's fields (xDSL's accessors decode the defs on each
+        # access): the IRDL constraints, checked before, fixed what they hold.
+        props = self.properties
+        src, dst = units = (props["from"].data.value, props["to"].data.value)  # pyright: ignore
         if set(units) != set(UNITS):
             raise VerifyException(
                 f"'pto.transfer' goes from one unit to the other, not {src!r} -> {dst!r}"
             )
-        value = self.input
-        if value.type != self.result.type:
+        value = self._operands[0]  # pyright: ignore[reportPrivateUsage]
+        in_type, out_type = value.type, self.results[0].type
+        if in_type is not out_type and in_type != out_type:
             raise VerifyException("'pto.transfer' result type must equal the input type")
         for produced_on in producing_units(value) - {src}:
             raise VerifyException(
@@ -637,10 +706,17 @@ class TransferOp(IRDLOperation):
 
 
 def _enclosing_stage(op: Operation) -> StageOp | None:
-    parent = op.parent_op()
+    parent = _parent_op(op)
     while parent is not None and not isinstance(parent, StageOp | KernelOp):
-        parent = parent.parent_op()
+        parent = _parent_op(parent)
     return parent if isinstance(parent, StageOp) else None
+
+
+def _parent_op(op: Operation) -> Operation | None:
+    """`op.parent_op()`, through the fields (no three calls a level)."""
+    block = op.parent
+    region = None if block is None else block.parent
+    return None if region is None else region.parent
 
 
 def producing_units(value: SSAValue) -> frozenset[str]:
@@ -685,9 +761,10 @@ def _verify_no_unit_crossing(stage: StageOp) -> None:
     made_inside: set[int] = set()
     for op in ops_in(stage.body):
         made_inside.update(map(id, op.results))
-        if isinstance(op, TransferOp):
+        operands = op._operands  # pyright: ignore[reportPrivateUsage]
+        if made_inside.issuperset(map(id, operands)) or isinstance(op, TransferOp):
             continue
-        for operand in op.operands:
+        for operand in operands:
             if id(operand) in made_inside or not isinstance(operand.type, TensorType):
                 continue
             owner = operand.owner
@@ -719,7 +796,7 @@ class StitchOp(IRDLOperation):
     max_functions = prop_def(IntegerAttr[I64])
     outputs = var_result_def()
     body = region_def("single_block")
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    traits = traits_def(_SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
     assembly_format = (
         "`size` $size `max` $max_functions attr-dict-with-keyword $body (`->` type($outputs)^)?"
     )
