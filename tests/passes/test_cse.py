@@ -57,6 +57,37 @@ pto.kernel @k(%x: memref<16x64xf32>, %out: memref<16x64xf32>) {
 """
 
 
+# Region ops whose effects include allocations, of values inside them or not, beside
+# reads, writes and settings (unknown effects).
+WORKSPACES = """
+pto.kernel @k(%x: memref<16x64xf32>, %out: memref<16x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %w = pto.tensor "w" : memref<8x64xf32>
+  pto.loop %i = %c1 to %c1 step %c1 {
+    pto.stage vector {
+      %a = pto.tensor "a" : memref<8x64xf32>
+      %t = pto.view %a[0, 0] : memref<8x64xf32> -> tensor<8x64xf32>
+      pto.yield
+    }
+    %s = pto.stage vector {
+      %a = pto.tensor "b" : memref<8x64xf32>
+      pto.yield %a : memref<8x64xf32>
+    } -> memref<8x64xf32>
+    pto.stage vector {
+      %t = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>
+      pto.assemble %t into %w[0, 0] : tensor<8x64xf32>, memref<8x64xf32>
+      pto.yield
+    }
+    pto.stage vector {
+      pto.set_vec_tile_shapes [8, 64]
+      %a = pto.tensor "c" : memref<8x64xf32>
+      pto.yield
+    }
+  }
+}
+"""
+
+
 def _both(text: str) -> tuple[str, str]:
     ctx = make_context()
     ours, xdsls = parse_module(text), parse_module(text)
@@ -151,6 +182,7 @@ def _check_kept_effects(module) -> None:
         for op in order:
             assert known.of(op) == get_effects(op), op.name
             assert known.would_be_trivially_dead(op) == would_be_trivially_dead(op)
+            assert known.would_be_dead_soon(op) == would_be_trivially_dead(op), op.name
             assert known.is_trivially_dead(op) == is_trivially_dead(op)
 
 
@@ -167,5 +199,6 @@ def test_kept_effects_are_xdsls(seed):
     _check_kept_effects(module)
     stages = parse_module(STAGES)
     _check_kept_effects(stages)
+    _check_kept_effects(parse_module(WORKSPACES))
     # (the stages of STAGES have known effects: a read, a write)
     assert all(get_effects(op) for op in stages.walk() if op.name == "pto.stage")
