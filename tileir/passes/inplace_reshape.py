@@ -43,8 +43,16 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.passes import ModulePass
 
 from tileir.dialect import pto
@@ -57,30 +65,37 @@ _BLOCK_KINDS: dict[type, bool] = {}
 """Per class of a value's owner: is it a block? (`isinstance` on xDSL's ABC-based
 classes is slow.)"""
 
-_VALID_GROUP: dict[type[Operation], tuple[int, int]] = {}
-"""Per class: the index of `valid_shape` among the operand definitions, and their
-number."""
+_VALID_GROUP: dict[type[Operation], tuple[int, int, bool]] = {}
+"""Per class: the index of `valid_shape` among the operand definitions, their number,
+and whether `valid_shape` is the only variadic one."""
 
 
 def _has_valid_list(op: Operation) -> bool:
     """`op.valid_shape or op.static_valid_shape.data.data` of a `pto.view`, `pto.full`
     or `pto.reshape`, without xDSL's `valid_shape` accessor (which finds the op's
     definition and decodes its operand segments on every call): the static half is
-    looked at first, and the size of the dynamic one is read off the segment sizes,
-    or, for an op without them (`pto.reshape`), whose one variadic group it is, off the
-    number of operands."""
+    looked at first, and the size of the dynamic one is read off the segment sizes
+    (a property), or, for an op whose one variadic group it is (`pto.reshape`), off
+    the number of operands."""
     if op.static_valid_shape.data.data:  # type: ignore[attr-defined]
         return True
     kind = type(op)
     known = _VALID_GROUP.get(kind)
     if known is None:
-        names = [name for name, _ in kind.get_irdl_definition().operands]
-        known = _VALID_GROUP[kind] = (names.index("valid_shape"), len(names))
-    group, defs = known
+        defs = kind.get_irdl_definition().operands
+        variadic = [name for name, d in defs if isinstance(d, VarOperandDef | OptOperandDef)]
+        known = _VALID_GROUP[kind] = (
+            [name for name, _ in defs].index("valid_shape"),
+            len(defs),
+            variadic == ["valid_shape"],
+        )
+    group, defs, only_variadic = known
     sizes = op.properties.get("operandSegmentSizes")
-    if sizes is None:
+    if isinstance(sizes, DenseArrayBase):
+        return sizes.get_values()[group] != 0
+    if only_variadic:
         return len(op._operands) > defs - 1
-    return sizes.get_values()[group] != 0  # type: ignore[attr-defined]
+    return bool(op.valid_shape)  # type: ignore[attr-defined]
 
 
 @dataclass
