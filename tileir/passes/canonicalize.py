@@ -83,10 +83,10 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
     set is found with a worklist (an op that is live by the first rule, then the ops
     that define its operands, and so on), among the ops the rounds visit. They are
     taken last first, so that the users of an op are mostly live before it comes up:
-    the first rule is asked only of the ops not live yet. The
-    dead ops are then erased by xDSL's `LiveSet.delete_dead`, which returns whether it
-    erased anything, as xDSL's `region_dce` does; when every op is live and no region
-    has a second block, it would erase nothing, and is not called."""
+    the first rule is asked only of the ops not live yet. The dead ops are then erased
+    by xDSL's `LiveSet.delete_dead`, which returns whether it erased anything, as
+    xDSL's `region_dce` does; when every op is live and no region has a second block,
+    it would erase nothing, and is not called."""
     ops: list[Operation] = []
     single = _visited_ops(region, ops)
     by_id = {id(op): op for op in ops}  # (an operand's owner that is a block is not in it)
