@@ -215,3 +215,55 @@ def test_generated_programs_with_markable_reshapes_keep_meaning() -> None:
     )
     after = check_pass(InplaceReshapePass(), module, n_inputs=3)
     assert any(isinstance(op, pto.ReshapeOp) and op.inplace is not None for op in after.walk())
+
+
+# Views, fulls and reshapes with each operand group (offsets, valid list, sizes) there or
+# not, dynamic or static: the pass reads whether an op has a valid list without xDSL's
+# accessors, off the static half and the operand segment sizes.
+VALID_LISTS = """
+pto.kernel @k(%x: memref<16x64xf32>, %y: memref<?x64xf32>)
+    attributes {dynamic_dims = {y = ["S"]}} {
+  %n = arith.constant 3 : index
+  %f = arith.constant 1.0 : f32
+  %a = pto.view %x[0, 0] : memref<16x64xf32> -> tensor<8x64xf32>
+  %b = pto.view %x[%n, 0] : memref<16x64xf32> -> tensor<8x64xf32>
+  %c = pto.view %x[%n, 0] valid [%n, 64] : memref<16x64xf32> -> tensor<8x64xf32>
+  %d = pto.view %x[0, 0] valid [3, 64] : memref<16x64xf32> -> tensor<8x64xf32>
+  %e = pto.view %y[%n, 0] sizes(%n) : memref<?x64xf32> -> tensor<?x64xf32>
+  %g = pto.view %y[0, 0] valid [%n, 64] sizes(%n) : memref<?x64xf32> -> tensor<?x64xf32>
+  %h = pto.full %f : f32 -> tensor<8x64xf32>
+  %i = pto.full %f valid [%n, 64] : f32 -> tensor<8x64xf32>
+  %j = pto.full %f sizes(%n) : f32 -> tensor<?x64xf32>
+  %k = pto.full %f valid [2, %n] sizes(%n) : f32 -> tensor<?x64xf32>
+  %l = pto.reshape %a : tensor<8x64xf32> -> tensor<512xf32>
+  %m = pto.reshape %a valid [%n, 64] : tensor<8x64xf32> -> tensor<8x64xf32>
+  %o = pto.reshape %a valid [4, 64] : tensor<8x64xf32> -> tensor<8x64xf32>
+}
+"""
+
+
+def test_valid_lists_read_as_xdsls_accessors() -> None:
+    from tileir.passes.inplace_reshape import _has_valid_list
+
+    module = parse_module(VALID_LISTS)
+    ops = [op for op in module.walk() if isinstance(op, pto.ViewOp | pto.FullOp | pto.ReshapeOp)]
+    answers = [_has_valid_list(op) for op in ops]
+    assert answers == [bool(op.valid_shape or op.static_valid_shape.data.data) for op in ops]
+    # By hand: the ops with `valid`.
+    assert answers == [False, False, True, True, False, True] + [False, True, False, True] + [
+        False,
+        True,
+        True,
+    ]
+    # Ops the verifier rejects (a dynamic valid list without its static half) are read
+    # as the accessors read them too.
+    a, n = ops[0].result, ops[1].offsets[0]
+    reshape = pto.ReshapeOp.create(
+        operands=[a, n],
+        properties={"static_valid_shape": ops[0].static_valid_shape},
+        result_types=[a.type],
+    )
+    view = ops[2].clone()
+    view.static_valid_shape = ops[0].static_valid_shape
+    for op in (reshape, view):
+        assert _has_valid_list(op) is True is bool(op.valid_shape)

@@ -8,14 +8,22 @@ asks every op not yet live whether it would be dead without uses, through
 `get_effects`, which walks a region op's whole body. Here:
 
 - `region_dce` finds the same live ops with a worklist (see its docstring), asking
-  each op once (`KnownEffects`), and erases the others with xDSL's own `delete_dead`;
-- the walk's applier asks what it asks of an op's class (a terminator, a symbol, a
-  folder, constant-like, has canonicalization patterns: class methods) once per class.
+  only the ops that no live op uses whether they would be dead without uses
+  (`KnownEffects.would_be_dead_soon`, which stops at the first effect that decides
+  it), and erases the others with xDSL's own `delete_dead` (not called when it would
+  erase nothing);
+- the walker (`_Walker`) keeps xDSL's worklist, in xDSL's order, but indexed by `id`
+  (`Operation.__hash__` is Python code), and pops without a call to the applier the
+  ops on which it would do nothing: no folder, no canonicalization pattern, and not
+  dead (a result used, or a class whose ops never are);
+- the applier asks what it asks of an op's class (a terminator, a symbol, a folder,
+  constant-like, has canonicalization patterns: class methods) once per class.
 
-The walk, the patterns, the folders and the dead-op test of each op during the walk
-(whose IR changes as it goes) are xDSL's. tests/passes/test_canonicalize.py compares
-the output with xDSL's `CanonicalizePass` on the seed kernels and on random programs,
-with and without dead ops planted in them. Like tileir's `cse`, it is not registered as
+The order of the walk, the patterns, the folders and the dead-op test of each op
+during the walk (whose IR changes as it goes) are xDSL's. tests/passes/test_canonicalize.py
+compares the output with xDSL's `CanonicalizePass` on the seed kernels and on random
+programs, with and without dead ops planted in them, and on random index programs
+with dead loops and stages the rewrites themselves, in order. Like tileir's `cse`, it is not registered as
 a pass of its own: `-p canonicalize` is xDSL's.
 """
 
@@ -26,7 +34,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.folder import Folder
-from xdsl.ir import Operation, Region
+from xdsl.ir import Block, Operation, Region
 from xdsl.ir.post_order import PostOrderIterator
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -34,27 +42,35 @@ from xdsl.pattern_rewriter import (
     PatternRewriterListener,
     PatternRewriteWalker,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, HasFolder
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern, CanonicalizePass
-from xdsl.transforms.dead_code_elimination import LiveSet, result_only_effects
+from xdsl.transforms.dead_code_elimination import LiveSet
+from xdsl.utils.worklist import Worklist
 
 from tileir.passes.known_effects import ClassTraits, KnownEffects
 
 
-def _visited_ops(region: Region, out: list[Operation]) -> None:
+def _visited_ops(region: Region, out: list[Operation]) -> bool:
     """The ops `LiveSet.propagate_region_liveness(region)` visits: those of the blocks
     `PostOrderIterator` reaches from the entry block (only the entry block when its last
-    op has no successors), with the ops of their regions, recursively."""
+    op has no successors), with the ops of their regions, recursively. Returns whether
+    every region met has at most one block (then `LiveSet.delete_dead` erases no
+    block, only ops that are not live)."""
     first = region.first_block
     if first is None:
-        return
+        return True
+    single = first.next_block is None
     last = first.last_op
     blocks = [first] if last is None or not last.successors else PostOrderIterator(first)
     for block in blocks:
-        for op in block.ops:
+        op = block._first_op
+        while op is not None:
             out.append(op)
             for inner in op.regions:
-                _visited_ops(inner, out)
+                single = _visited_ops(inner, out) and single
+            op = op._next_op
+    return single
 
 
 def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
@@ -64,25 +80,33 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
     live when it would not be dead without uses (`would_be_trivially_dead`) or when
     an op using one of its results is live. The rounds start from no live op and only
     add ops, so they end at the smallest set closed under these two rules; here that
-    set is found with a worklist (the ops that are live by the first rule, then the
-    ops that define their operands, and so on), among the ops the rounds visit. The
-    dead ops are then erased by xDSL's `LiveSet.delete_dead`, which returns whether it
-    erased anything, as xDSL's `region_dce` does."""
+    set is found with a worklist (an op that is live by the first rule, then the ops
+    that define its operands, and so on), among the ops the rounds visit. They are
+    taken last first, so that the users of an op are mostly live before it comes up:
+    the first rule is asked only of the ops not live yet. The dead ops are then erased
+    by xDSL's `LiveSet.delete_dead`, which returns whether it erased anything, as
+    xDSL's `region_dce` does; when every op is live and no region has a second block,
+    it would erase nothing, and is not called."""
     ops: list[Operation] = []
-    _visited_ops(region, ops)
+    single = _visited_ops(region, ops)
     by_id = {id(op): op for op in ops}  # (an operand's owner that is a block is not in it)
     known = KnownEffects()
     live: set[int] = set()
-    work = [id(op) for op in ops if not known.would_be_trivially_dead(op)]
-    while work:
-        n = work.pop()
-        if n in live:
+    for op in reversed(ops):
+        if id(op) in live or known.would_be_dead_soon(op):
             continue
-        live.add(n)
-        for operand in by_id[n].operands:
-            owner = id(operand.owner)
-            if owner in by_id and owner not in live:
-                work.append(owner)
+        work = [id(op)]
+        while work:
+            n = work.pop()
+            if n in live:
+                continue
+            live.add(n)
+            for operand in by_id[n]._operands:
+                owner = id(operand.owner)
+                if owner in by_id and owner not in live:
+                    work.append(owner)
+    if single and len(live) == len(ops):
+        return False
     live_set = LiveSet(changed=False, _live_ops={op for op in ops if id(op) in live})
     live_set.delete_dead(region, listener)
     return live_set.changed
@@ -92,8 +116,9 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
 class _Class:
     """What the walk asks of an op's class."""
 
-    dead_terminator_or_symbol: bool
-    """`would_be_trivially_dead`'s trait checks (either makes an op live)"""
+    dead_if_unused: bool | None
+    """`would_be_trivially_dead` of every op of the class, when the class decides it
+    (`ClassTraits.dead_if_unused`)"""
     folds: bool
     """`has_trait(HasFolder, value_if_unregistered=False) and not
     has_trait(ConstantLike, value_if_unregistered=True)`"""
@@ -103,9 +128,8 @@ class _Class:
 
 class _Classes(dict[type[Operation], _Class]):
     def __missing__(self, cls: type[Operation]) -> _Class:
-        traits = ClassTraits.of(cls)
         info = self[cls] = _Class(
-            traits.dead_terminator or traits.dead_symbol,
+            ClassTraits.of(cls).dead_if_unused,
             cls.has_trait(HasFolder, value_if_unregistered=False)
             and not cls.has_trait(ConstantLike, value_if_unregistered=True),
             bool(cls.get_traits_of_type(HasCanonicalizationPatternsTrait)),
@@ -113,25 +137,34 @@ class _Classes(dict[type[Operation], _Class]):
         return info
 
 
+def _unused(op: Operation) -> bool:
+    """`all(r.first_use is None for r in op.results)`, without a generator."""
+    for r in op.results:
+        if r.first_use is not None:
+            return False
+    return True
+
+
 @dataclass(eq=False, repr=False)
 class _Applier(GreedyRewritePatternApplier):
     """xDSL's `GreedyRewritePatternApplier` of `CanonicalizePass` (its one pattern is
     `CanonicalizationRewritePattern`), with the class questions answered from
-    `classes`."""
+    `classes`, and whether an op without uses is dead (`would_be_trivially_dead`) by
+    `KnownEffects.would_be_dead_soon`, which stops at the first effect that decides
+    it (a fresh one each time: the IR changes between two ops)."""
 
     classes: _Classes = field(default_factory=_Classes, kw_only=True)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         # xDSL 0.75's `GreedyRewritePatternApplier.match_and_rewrite`, line for line.
         info = self.classes[type(op)]
-        if (
-            self.dce_enabled
-            and all(r.first_use is None for r in op.results)  # `is_trivially_dead`
-            and not info.dead_terminator_or_symbol
-            and result_only_effects(op)
-        ):
-            rewriter.erase(op)
-            return
+        if self.dce_enabled and _unused(op):  # `is_trivially_dead`
+            dead = info.dead_if_unused
+            if dead is None:
+                dead = KnownEffects().would_be_dead_soon(op)
+            if dead:
+                rewriter.erase(op)
+                return
 
         if self.folding_enabled and info.folds:
             if self.ctx is None:
@@ -151,13 +184,121 @@ class _Applier(GreedyRewritePatternApplier):
         return
 
 
+_MISSING = object()
+
+
+class _IdWorklist(Worklist[Operation]):
+    """xDSL's `Worklist` (a stack that holds an op at most once; a removed op leaves a
+    hole), its index keyed by `id`: `Operation.__hash__` is Python code, called on
+    every push, pop and removal. An `id` stays an op's while the op is in the index,
+    since the stack holds the op."""
+
+    def __bool__(self) -> bool:
+        stack = self._stack
+        while stack and stack[-1] is _MISSING:
+            stack.pop()
+        return bool(stack)
+
+    def push(self, item: Operation) -> None:
+        key = id(item)
+        if key not in self._map:
+            self._map[key] = len(self._stack)  # type: ignore[index]
+            self._stack.append(item)
+
+    def pop(self) -> Operation:
+        stack = self._stack
+        try:
+            while (item := stack.pop()) is _MISSING:
+                pass
+        except IndexError:
+            raise IndexError("pop from empty worklist") from None
+        del self._map[id(item)]  # type: ignore[arg-type]
+        return item  # type: ignore[return-value]
+
+    def remove(self, item: Operation) -> None:
+        index = self._map.pop(id(item), None)  # type: ignore[call-overload]
+        if index is not None:
+            self._stack[index] = _MISSING  # type: ignore[call-overload]
+
+    def fill(self, ops: list[Operation]) -> None:
+        """Push `ops` in order (as `push` one by one would)."""
+        if self._stack:
+            for op in ops:
+                self.push(op)
+            return
+        self._stack = ops  # type: ignore[assignment]
+        self._map = {id(op): i for i, op in enumerate(ops)}  # type: ignore[misc]
+
+
+def _preorder(block: Block, out: list[Operation]) -> None:
+    op = block._first_op
+    while op is not None:
+        out.append(op)
+        for region in op.regions:
+            for inner in region.blocks:
+                _preorder(inner, out)
+        op = op._next_op
+
+
+@dataclass(eq=False, repr=False)
+class _Walker(PatternRewriteWalker):
+    """xDSL's `PatternRewriteWalker` with `_Applier` (default options: forward walk,
+    ops before their regions, recursive), with the same worklist in the same order,
+    but an op on which the applier would do nothing is popped without a call to it:
+    one whose class has no folder and no canonicalization patterns, and that the
+    applier would not erase as dead, because a result is used or no op of its class
+    is ever dead (a terminator, a symbol, unknown effects), checked when the op is
+    popped, as the applier does."""
+
+    pattern: _Applier
+    _worklist: Worklist = field(default_factory=_IdWorklist, init=False)
+
+    def _populate_worklist(self, op: Operation | Region | Block) -> None:
+        # xDSL's pushes `op.walk(reverse=True, region_first=True)`: the pre-order,
+        # last op first.
+        if not isinstance(op, Region):
+            return super()._populate_worklist(op)
+        ops: list[Operation] = []
+        for block in op.blocks:
+            _preorder(block, ops)
+        ops.reverse()
+        self._worklist.fill(ops)  # type: ignore[attr-defined]
+
+    def _process_worklist(self, listener: PatternRewriterListener) -> bool:
+        # xDSL 0.75's `PatternRewriteWalker._process_worklist`, with the skip above.
+        worklist = self._worklist
+        applier = self.pattern
+        classes = applier.classes
+        done = False
+        rewriter: PatternRewriter | None = None
+        while worklist:
+            op = worklist.pop()
+            info = classes[type(op)]
+            if not info.folds and not info.canonicalizes:
+                if info.dead_if_unused is False or not _unused(op):
+                    continue
+            if rewriter is None:
+                rewriter = PatternRewriter(op)
+                rewriter.extend_from_listener(listener)
+            rewriter.has_done_action = False
+            rewriter.current_operation = op
+            rewriter.insertion_point = InsertPoint.before(op)
+            rewriter.name_hint = None
+            try:
+                applier.match_and_rewrite(op, rewriter)
+            except Exception as err:
+                op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+            done |= rewriter.has_done_action
+        return done
+
+
 class TileirCanonicalizePass(CanonicalizePass):
-    """xDSL's `canonicalize` (same name, same result), its region DCE faster."""
+    """xDSL's `canonicalize` (same name, same result), faster."""
 
     name = "canonicalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # xDSL 0.75's `CanonicalizePass.apply`, with this module's applier and
+        # xDSL 0.75's `CanonicalizePass.apply`, with this module's walker, applier and
         # `region_dce`.
         pattern = _Applier([CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True)
-        PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_module(op)
+        _Walker(pattern, post_walk_func=region_dce).rewrite_module(op)

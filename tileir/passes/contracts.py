@@ -53,11 +53,13 @@ def _region_ops(root: Operation, into: Callable[[Operation], bool] = lambda op: 
     while stack:
         for region in stack.pop().regions:
             for block in region.blocks:
-                for op in block.ops:
+                op = block._first_op  # (the links: xDSL's `block.ops` is a Python iterator)
+                while op is not None:
                     if op.regions:
                         yield op
                         if into(op):
                             stack.append(op)
+                    op = op._next_op
 
 
 def _staged(module: Operation) -> bool:
@@ -70,11 +72,13 @@ def _staged(module: Operation) -> bool:
         while stack:
             for region in stack.pop().regions:
                 for block in region.blocks:
-                    for op in block.ops:
+                    op = block._first_op
+                    while op is not None:
                         if not op.regions:
                             yield op
                         elif not isinstance(op, StageOp):
                             stack.append(op)
+                        op = op._next_op
 
     return all(op_unit(op) is None for kernel in kernels(module) for op in outside(kernel))
 

@@ -43,14 +43,59 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.passes import ModulePass
 
 from tileir.dialect import pto
 from tileir.passes.stages import kernels, walk_ops
 
 _WITH_VALID = frozenset({pto.ViewOp, pto.FullOp, pto.ReshapeOp})
+
+
+_BLOCK_KINDS: dict[type, bool] = {}
+"""Per class of a value's owner: is it a block? (`isinstance` on xDSL's ABC-based
+classes is slow.)"""
+
+_VALID_GROUP: dict[type[Operation], tuple[int, int, bool]] = {}
+"""Per class: the index of `valid_shape` among the operand definitions, their number,
+and whether `valid_shape` is the only variadic one."""
+
+
+def _has_valid_list(op: Operation) -> bool:
+    """`op.valid_shape or op.static_valid_shape.data.data` of a `pto.view`, `pto.full`
+    or `pto.reshape`, without xDSL's `valid_shape` accessor (which finds the op's
+    definition and decodes its operand segments on every call): the static half is
+    looked at first, and the size of the dynamic one is read off the segment sizes
+    (a property), or, for an op whose one variadic group it is (`pto.reshape`), off
+    the number of operands."""
+    if op.static_valid_shape.data.data:  # type: ignore[attr-defined]
+        return True
+    kind = type(op)
+    known = _VALID_GROUP.get(kind)
+    if known is None:
+        defs = kind.get_irdl_definition().operands
+        variadic = [name for name, d in defs if isinstance(d, VarOperandDef | OptOperandDef)]
+        known = _VALID_GROUP[kind] = (
+            [name for name, _ in defs].index("valid_shape"),
+            len(defs),
+            variadic == ["valid_shape"],
+        )
+    group, defs, only_variadic = known
+    sizes = op.properties.get("operandSegmentSizes")
+    if isinstance(sizes, DenseArrayBase):
+        return sizes.get_values()[group] != 0
+    if only_variadic:
+        return len(op._operands) > defs - 1
+    return bool(op.valid_shape)  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -95,12 +140,16 @@ class ReshapeAnalysis:
         if type(v.type) is not TensorType:
             return False
         owner = v.owner
-        if isinstance(owner, Block):
-            return True  # not made by a known op: assume the worst
         kind = type(owner)
-        if kind in _WITH_VALID and (owner.valid_shape or owner.static_valid_shape.data.data):  # type: ignore[attr-defined]
+        is_block = _BLOCK_KINDS.get(kind)
+        if is_block is None:
+            is_block = _BLOCK_KINDS[kind] = issubclass(kind, Block)
+        if is_block:
+            return True  # not made by a known op: assume the worst
+        if kind in _WITH_VALID and _has_valid_list(owner):
             return True
-        if kind is pto.ViewOp and type(owner.source.type) is MemRefType:  # type: ignore[attr-defined]
+        # (`_operands[0]`: `source`, whose accessor decodes the operand segments)
+        if kind is pto.ViewOp and type(owner._operands[0].type) is MemRefType:
             return False
         if kind is pto.StageOp or kind is scf.IfOp:
             index = v.index  # type: ignore[attr-defined]
@@ -111,7 +160,7 @@ class ReshapeAnalysis:
                     return True
                 yielded.append(term.operands[index])
             return yielded
-        return [o for o in owner.operands if type(o.type) is TensorType]
+        return [o for o in owner._operands if type(o.type) is TensorType]
 
     # ------------------------------------------------------------------ liveness
 
@@ -203,10 +252,16 @@ def inplace_blockers(
     first; `first_only` stops at the first one that fails (what the pass needs)."""
     analysis = analysis or ReshapeAnalysis()
     reasons: list[str] = []
-    source = reshape.input
+    source = reshape._operands[0]  # (`input`: its accessor finds the op's definition)
     checks = (
         ("input made by pto.view", lambda: type(source.owner) is pto.ViewOp),
-        ("has a valid list", lambda: reshape.mixed_valid_shape is not None),
+        (
+            "has a valid list",
+            # (an empty static half is an empty mixed list, and is cheaper to read)
+            lambda: (
+                bool(reshape.static_valid_shape.data.data) and reshape.mixed_valid_shape is not None
+            ),
+        ),
         (
             "dynamic shape",
             lambda: DYNAMIC_INDEX in (*source.type.get_shape(), *reshape.result.type.get_shape()),  # type: ignore[attr-defined]

@@ -36,6 +36,11 @@ Effects = AbstractSet[EffectInstance] | None
 
 _NONE: AbstractSet[EffectInstance] = frozenset()
 
+# `KnownEffects._verdict`s
+_READS = "reads"
+_ALLOCATES = "allocates"
+_OBSERVABLE = "observable"
+
 
 @dataclass(frozen=True)
 class ClassTraits:
@@ -80,6 +85,10 @@ class ClassTraits:
         )
 
 
+_CLASSES: dict[type[Operation], ClassTraits] = {}
+"""`ClassTraits` of the classes met so far (facts about a class, shared)."""
+
+
 class KnownEffects:
     """The effects of ops, found once per op. Use one while the effects of the ops it
     has answered for cannot change (their operands' types, their bodies)."""
@@ -87,7 +96,9 @@ class KnownEffects:
     def __init__(self) -> None:
         self._effects: dict[int, tuple[Operation, Effects]] = {}
         """By `id`, with the op (so that the `id` is not reused while kept)."""
-        self._classes: dict[type[Operation], ClassTraits] = {}
+        self._classes = _CLASSES
+        self._verdicts: dict[int, tuple[Operation, object]] = {}
+        """`_verdict`s, kept like `_effects`."""
 
     def traits(self, cls: type[Operation]) -> ClassTraits:
         info = self._classes.get(cls)
@@ -149,6 +160,58 @@ class KnownEffects:
             )
             for e in effects
         )
+
+    def would_be_dead_soon(self, op: Operation) -> bool:
+        """`would_be_trivially_dead(op)` too, without finding every effect of a region
+        op: it is a conjunction over the effects of the op and of the ops nested in it
+        (`RecursiveMemoryEffect`), so one unknown effect, or one that is neither a read
+        nor an allocation, decides it (`_verdict`); only a region op with allocations
+        in it needs all of its effects (where they are allocated)."""
+        info = self._classes.get(type(op)) or self.traits(type(op))
+        if info.dead_if_unused is not None:
+            return info.dead_if_unused
+        verdict = self._verdict(op)
+        if verdict is not _ALLOCATES:
+            return verdict is _READS
+        return self.would_be_trivially_dead(op)
+
+    def _verdict(self, op: Operation) -> object:
+        """`_READS`: every effect of `op` (nested ones included) is a read; `_OBSERVABLE`:
+        one is unknown, or neither a read nor an allocation; else `_ALLOCATES`."""
+        known = self._verdicts.get(id(op))
+        if known is not None:
+            return known[1]
+        info = self._classes.get(type(op)) or self.traits(type(op))
+        verdict = _READS
+        if info.pure:
+            return verdict
+        if not info.memory_effects:
+            verdict = _OBSERVABLE
+        for trait in info.memory_effects:
+            if type(trait) is RecursiveMemoryEffect:
+                for region in op.regions:
+                    for block in region.blocks:
+                        child = block._first_op
+                        while child is not None and verdict is not _OBSERVABLE:
+                            inner = self._verdict(child)
+                            if inner is not _READS:
+                                verdict = inner
+                            child = child._next_op
+            else:
+                part = trait.get_effects(op)
+                if part is None:
+                    verdict = _OBSERVABLE
+                else:
+                    for e in part:
+                        if e.kind == MemoryEffectKind.ALLOC:
+                            verdict = _ALLOCATES
+                        elif e.kind != MemoryEffectKind.READ:
+                            verdict = _OBSERVABLE
+                            break
+            if verdict is _OBSERVABLE:
+                break
+        self._verdicts[id(op)] = (op, verdict)
+        return verdict
 
     def is_trivially_dead(self, op: Operation) -> bool:
         """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`."""
