@@ -41,7 +41,7 @@ from frontends.pypto import load_file, load_source
 from tileir.backends.numpy import run
 from tileir.backends.pypto.emitter import emit_module, lower_for_pypto
 from tileir.dialect import pto
-from tileir.ir import make_context, print_module
+from tileir.ir import make_context, parse_module, print_module
 from tileir.passes.pipeline import DefaultPipelinePass
 from tileir.testing import modules, random_inputs
 
@@ -251,6 +251,32 @@ def test_valid_shapes_and_sized_workspaces_round_trip(name: str, piped: bool) ->
     back = assert_round_trip(module, f"{name}.py")
     sized = [op for op in back.walk() if isinstance(op, pto.TensorOp) and op.sizes]
     assert len(sized) == (name in ("staged_rows", "segment_reverse"))
+
+
+# A workspace of `?` rows sized by a constant is written `pypto.tensor([1, 1, 1], ...)`:
+# static in the Python, so a whole view of it is the name there, as for a static one
+# (found by hypothesis: the first emission wrote the view, the second the name).
+CONSTANT_SIZED_WORKSPACE = """
+pto.kernel @k(%x: memref<1x4xf32>, %out: memref<1x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %ws = pto.tensor "ws" sizes(%c1) : memref<?x4xf32>
+  %t = pto.view %x[0, 0] : memref<1x4xf32> -> tensor<1x4xf32>
+  %e = pto.exp %t : tensor<1x4xf32>
+  pto.assemble %e into %ws[0, 0] : tensor<1x4xf32>, memref<?x4xf32>
+  %w = pto.view %ws[0, 0] : memref<?x4xf32> -> tensor<1x4xf32>
+  pto.assemble %w into %out[0, 0] : tensor<1x4xf32>, memref<1x4xf32>
+}
+"""
+
+
+def test_whole_view_of_a_constant_sized_workspace_is_its_name() -> None:
+    module = parse_module(CONSTANT_SIZED_WORKSPACE)
+    source = emit_module(module)
+    assert "    out[:] = ws\n" in source, source
+    back = assert_round_trip(module, "workspace.py")
+    x = np.arange(4, dtype=np.float32).reshape(1, 4) / 4
+    want = np.exp(x.astype(np.float64)).astype(np.float32)
+    assert run(back, {"x": x}, kernel="k")["out"].tobytes() == want.tobytes()
 
 
 RUNTIME_IFS = """\

@@ -197,6 +197,19 @@ def _may_be_partial(value: SSAValue, memo: dict[SSAValue, bool]) -> bool:
     return result
 
 
+def _written_shape(memory: SSAValue) -> tuple[int | None, ...]:
+    """The shape a memref value has in the emitted Python: a workspace's `?` dims sized
+    by constants are written as those numbers (`pypto.tensor([1, 64], ...)`), so they are
+    static there (and when the file is read back); other `?` dims are None."""
+    shape = tuple(memory.type.get_shape())
+    if DYNAMIC_INDEX not in shape:
+        return shape
+    if not isinstance(memory.owner, pto.TensorOp):
+        return tuple(None if d == DYNAMIC_INDEX else d for d in shape)
+    sizes = iter(memory.owner.sizes)
+    return tuple(pto.constant_index(next(sizes)) if d == DYNAMIC_INDEX else d for d in shape)
+
+
 def _whole_tensor_read(op: Operation) -> bool:
     """A view of a whole tensor (offset 0, same shape, no valid shape) used once, by
     the very next op: the frontend's reading of a tensor name used as a tile, so it is
@@ -205,7 +218,7 @@ def _whole_tensor_read(op: Operation) -> bool:
         return False
     if op.sizes or op.mixed_valid_shape is not None or any(o != 0 for o in op.mixed_offsets):
         return False
-    if op.source.type.get_shape() != op.result.type.get_shape():
+    if _written_shape(op.source) != tuple(op.result.type.get_shape()):
         return False
     uses = list(op.result.uses)
     return len(uses) == 1 and uses[0].operation is op.next_op
