@@ -31,6 +31,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from tileir.diagnostics import TileirError
+from tileir.ir import block_ops
 
 
 @dataclass(frozen=True)
@@ -53,13 +54,11 @@ def _region_ops(root: Operation, into: Callable[[Operation], bool] = lambda op: 
     while stack:
         for region in stack.pop().regions:
             for block in region.blocks:
-                op = block._first_op  # (the links: xDSL's `block.ops` is a Python iterator)
-                while op is not None:
+                for op in block_ops(block):  # (xDSL's `block.ops` is a Python iterator)
                     if op.regions:
                         yield op
                         if into(op):
                             stack.append(op)
-                    op = op._next_op
 
 
 def _staged(module: Operation) -> bool:
@@ -72,13 +71,11 @@ def _staged(module: Operation) -> bool:
         while stack:
             for region in stack.pop().regions:
                 for block in region.blocks:
-                    op = block._first_op
-                    while op is not None:
+                    for op in block_ops(block):
                         if not op.regions:
                             yield op
                         elif not isinstance(op, StageOp):
                             stack.append(op)
-                        op = op._next_op
 
     return all(op_unit(op) is None for kernel in kernels(module) for op in outside(kernel))
 
