@@ -211,6 +211,40 @@ def test_read_window_fast_path(offsets, shape, valid):
     assert got.base is None or not np.shares_memory(got, src)
 
 
+@pytest.mark.parametrize(
+    "shape, within",
+    [
+        ((2, 3), (4, 5)),
+        ((4, 5), (4, 5)),
+        ((5, 1), (4, 5)),
+        ((3,), (6,)),
+        ((1, 2, 2), (2, 3, 4)),
+        ((2,), (2, 2)),
+    ],
+)
+def test_windower_covers_what_the_offsets_name(shape, within):
+    """Every offset from just below 0 to just past the end, against the elements a
+    window of `shape` at those offsets holds, counted by hand."""
+    region_at = fastpaths.windower(shape, within)
+    src = np.arange(int(np.prod(within))).reshape(within)
+    ranges = [range(-2, w + 2) for w in within] if len(shape) == len(within) else [range(-1, 3)] * 2
+    for offsets in np.ndindex(*(len(r) for r in ranges)):
+        at = tuple(r[i] for r, i in zip(ranges, offsets))
+        inside = len(shape) == len(within) == len(at) and all(
+            0 <= o and o + n <= w for o, n, w in zip(at, shape, within)
+        )
+        region = region_at(at)
+        assert (region is not None) == inside, (at, region)
+        if inside:
+            expected = [
+                src[idx]
+                for idx in np.ndindex(*within)
+                if all(o <= i < o + n for i, o, n in zip(idx, at, shape))
+            ]
+            assert src[region].ravel().tolist() == expected
+    assert region_at((0,) * (len(within) + 1)) is None
+
+
 def test_read_window_fast_path_reports_out_of_bounds_like_the_semantics():
     src = np.zeros((6, 8), F32)
     with pytest.raises(semantics.SemanticsError, match="outside"):

@@ -315,6 +315,52 @@ def _widened(x: np.ndarray, keep: bool = True) -> np.ndarray:
 _MATMUL_DTYPES = frozenset({BF16, F16, F32})
 
 
+def matmuler(
+    out_dtype: np.dtype,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    keep: tuple[bool, bool] = (True, True),
+    has_bias: bool = False,
+    **fixpipe: Any,
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray | None], np.ndarray]:
+    """`matmul` for one op, its static choices (out dtype, transposes, bias, fixpipe)
+    made once when the kernel is lowered: the returned `fn(a, b, bias)` tests only
+    what depends on the tiles (a matmul in a loop runs once per iteration, and these
+    tests cost as much as the multiply of a small tile)."""
+    out = np.dtype(out_dtype)
+
+    def general(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        return semantics.matmul(a, b, out, a_trans, b_trans, bias, **fixpipe)
+
+    if (
+        has_bias
+        or fixpipe.get("scale") is not None
+        or fixpipe.get("relu")
+        or fixpipe.get("trans_mode") is not None
+    ):
+        return general
+    ka, kb = (0 if a_trans else 1), (1 if b_trans else 0)
+    keep_a, keep_b = keep
+    to_f32 = out is F32
+
+    def fn(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        dtype = a.dtype
+        if (
+            a.ndim == 2
+            and b.ndim == 2
+            and dtype == b.dtype
+            and dtype in _MATMUL_DTYPES
+            and (to_f32 or out == dtype)
+            and a.shape[ka] == b.shape[kb]
+        ):
+            am, bm = _widened(a, keep_a), _widened(b, keep_b)
+            acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
+            return acc if to_f32 else acc.astype(out)
+        return general(a, b, bias)
+
+    return fn
+
+
 def matmul(
     a: np.ndarray,
     b: np.ndarray,
@@ -328,23 +374,9 @@ def matmul(
     """`semantics.matmul`, widening each large operand tile to float64 only once. `keep`
     says whether `a` / `b` may be multiplied again (a loop-invariant tile): only then is
     its float64 copy worth remembering. The fixpipe options `scale` / `relu` /
-    `trans_mode`, when given, take the general path."""
-    out = np.dtype(out_dtype)
-    if (
-        bias is None
-        and fixpipe.get("scale") is None
-        and not fixpipe.get("relu")
-        and fixpipe.get("trans_mode") is None
-        and a.ndim == b.ndim == 2
-        and a.dtype == b.dtype
-        and a.dtype in _MATMUL_DTYPES
-        and (out is F32 or out == a.dtype)
-        and a.shape[0 if a_trans else 1] == b.shape[1 if b_trans else 0]
-    ):
-        am, bm = _widened(a, keep[0]), _widened(b, keep[1])
-        acc = np.matmul(am.T if a_trans else am, bm.T if b_trans else bm).astype(F32)
-        return acc if out is F32 else acc.astype(out)
-    return semantics.matmul(a, b, out, a_trans, b_trans, bias, **fixpipe)
+    `trans_mode`, when given, take the general path. (`matmuler` makes the choices once.)"""
+    fn = matmuler(out_dtype, a_trans, b_trans, keep, bias is not None, **fixpipe)
+    return fn(a, b, bias)
 
 
 def window(
@@ -360,6 +392,29 @@ def window(
             return None
         region.append(slice(o, o + n))
     return tuple(region)
+
+
+def windower(
+    shape: Sequence[int], within: Sequence[int]
+) -> Callable[[Sequence[int]], tuple[slice, ...] | None]:
+    """`window(offsets, shape, within)` for a fixed `shape` and `within`, the bounds
+    worked out once (a view in a loop reads a window at new offsets every iteration)."""
+    rank = len(within)
+    if len(shape) != rank:
+        return lambda offsets: None
+    if rank == 2:
+        (n0, n1), (w0, w1) = shape, within
+        h0, h1 = w0 - n0, w1 - n1
+
+        def window2(offsets: Sequence[int]) -> tuple[slice, ...] | None:
+            if len(offsets) == 2:
+                o0, o1 = offsets
+                if 0 <= o0 <= h0 and 0 <= o1 <= h1:
+                    return (slice(o0, o0 + n0), slice(o1, o1 + n1))
+            return None
+
+        return window2
+    return lambda offsets: window(offsets, shape, within)
 
 
 def read_window(

@@ -30,6 +30,7 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
     while loop is not None and not isinstance(loop, pto.LoopOp | pto.LoopUnrollOp):
         loop = loop.parent_op()
     keep = tuple(loop is not None and not _defined_inside(v, loop) for v in (op.a, op.b))
+    multiply = fastpaths.matmuler(out_dtype, a_trans, b_trans, keep, bias >= 0, **fixpipe)
 
     def run(env: Env) -> None:
         xa, va = env[a]
@@ -49,16 +50,7 @@ def matmul_rule(c: _Compiler, op: Operation) -> Step:
             m = (va[-1] if a_trans else va[-2]) if va is not None else None
             n = (vb[-2] if b_trans else vb[-1]) if vb is not None else None
             out_valid = (m, n)
-        out = fastpaths.matmul(
-            xa,
-            xb,
-            out_dtype,
-            a_trans=a_trans,
-            b_trans=b_trans,
-            bias=env[bias][0] if bias >= 0 else None,
-            keep=keep,
-            **fixpipe,
-        )
+        out = multiply(xa, xb, env[bias][0] if bias >= 0 else None)
         if out_valid is None:
             env[r] = (out, None)
         else:

@@ -89,9 +89,15 @@ def view_rule(c: _Compiler, op: Operation) -> Step:
             return read_fixed
         if shape_of.static and not valid_of.present:
             fixed_shape = shape_of.constant
+            region_at = fastpaths.windower(fixed_shape, src_shape)
 
             def read_at(env: Env) -> None:  # a fully valid window at computed offsets
-                window = fastpaths.read_window(env[src], offsets(env), fixed_shape, None, share)
+                arr, at = env[src], offsets(env)
+                region = region_at(at) if arr.shape == src_shape else None
+                if region is None:
+                    window = fastpaths.read_window(arr, at, fixed_shape, None, share)
+                else:
+                    window = arr[region] if share else arr[region].copy()
                 env[r] = (window, None)
 
             return read_at
