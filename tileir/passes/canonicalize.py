@@ -48,7 +48,7 @@ from xdsl.transforms.canonicalize import CanonicalizationRewritePattern, Canonic
 from xdsl.transforms.dead_code_elimination import LiveSet
 from xdsl.utils.worklist import Worklist
 
-from tileir.passes.known_effects import ClassTraits, KnownEffects
+from tileir.passes.known_effects import ClassTraits, KnownEffects, results_unused
 
 
 def _visited_ops(region: Region, out: list[Operation]) -> bool:
@@ -137,14 +137,6 @@ class _Classes(dict[type[Operation], _Class]):
         return info
 
 
-def _unused(op: Operation) -> bool:
-    """`all(r.first_use is None for r in op.results)`, without a generator."""
-    for r in op.results:
-        if r.first_use is not None:
-            return False
-    return True
-
-
 @dataclass(eq=False, repr=False)
 class _Applier(GreedyRewritePatternApplier):
     """xDSL's `GreedyRewritePatternApplier` of `CanonicalizePass` (its one pattern is
@@ -158,7 +150,7 @@ class _Applier(GreedyRewritePatternApplier):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         # xDSL 0.75's `GreedyRewritePatternApplier.match_and_rewrite`, line for line.
         info = self.classes[type(op)]
-        if self.dce_enabled and _unused(op):  # `is_trivially_dead`
+        if self.dce_enabled and results_unused(op):  # `is_trivially_dead`
             dead = info.dead_if_unused
             if dead is None:
                 dead = KnownEffects().would_be_dead_soon(op)
@@ -275,7 +267,7 @@ class _Walker(PatternRewriteWalker):
             op = worklist.pop()
             info = classes[type(op)]
             if not info.folds and not info.canonicalizes:
-                if info.dead_if_unused is False or not _unused(op):
+                if info.dead_if_unused is False or not results_unused(op):
                     continue
             if rewriter is None:
                 rewriter = PatternRewriter(op)

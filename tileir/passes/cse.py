@@ -50,7 +50,7 @@ from xdsl.transforms.common_subexpression_elimination import (
     OperationInfo,
 )
 
-from tileir.passes.known_effects import KnownEffects
+from tileir.passes.known_effects import KnownEffects, results_unused
 
 
 def _body_key(op: Operation) -> tuple[list[str], list[int]]:
@@ -96,14 +96,6 @@ def _attribute_hash(attribute: Attribute) -> int:
 
 
 _UNREGISTERED: dict[type[Operation], bool] = {}
-
-
-def _unused(op: Operation) -> bool:
-    """`all(r.first_use is None for r in op.results)`, without a generator."""
-    for r in op.results:
-        if r.first_use is not None:
-            return False
-    return True
 
 
 class _RegionAwareInfo(OperationInfo):
@@ -199,7 +191,7 @@ class _RegionAwareDriver(CSEDriver):
         if info.terminator:
             return
         effects = known.of(op)
-        if _unused(op):  # `is_trivially_dead`
+        if results_unused(op):  # `is_trivially_dead`
             dead = info.dead_if_unused
             if dead is None:
                 dead = known.would_be_trivially_dead(op)

@@ -89,6 +89,15 @@ _CLASSES: dict[type[Operation], ClassTraits] = {}
 """`ClassTraits` of the classes met so far (facts about a class, shared)."""
 
 
+def results_unused(op: Operation) -> bool:
+    """`all(r.first_use is None for r in op.results)`, without a generator (the first
+    test of `is_trivially_dead`, asked of every op the dead-code walks visit)."""
+    for r in op.results:
+        if r.first_use is not None:
+            return False
+    return True
+
+
 class KnownEffects:
     """The effects of ops, found once per op. Use one while the effects of the ops it
     has answered for cannot change (their operands' types, their bodies)."""
@@ -215,7 +224,7 @@ class KnownEffects:
 
     def is_trivially_dead(self, op: Operation) -> bool:
         """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`."""
-        return all(r.first_use is None for r in op.results) and self.would_be_trivially_dead(op)
+        return results_unused(op) and self.would_be_trivially_dead(op)
 
 
 def memref_effects(op: Operation) -> tuple[list[tuple[SSAValue, bool]], bool]:
