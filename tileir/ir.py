@@ -405,9 +405,12 @@ class CopyTemplate:
             return n
 
         get = slot.get
+        known = _TEMPLATE_DEFAULTS.get
         for op in ops:
             cls = type(op)
-            defaults = _template_defaults(cls)
+            defaults = known(cls, False)
+            if defaults is False:
+                defaults = _template_defaults(cls)
             if defaults is None or op.regions or op._successor_uses:
                 # (the values used inside: those from outside the op, by slot)
                 used: dict[int, tuple[SSAValue, int]] = {}
