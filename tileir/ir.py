@@ -429,19 +429,25 @@ class CopyTemplate:
                     codes.append(outside(v) if n is None else n)
                 # (copied by `stamp`; here only when a default is to be filled in)
                 props, attrs = op.properties, op.attributes
-                if defaults[0]:
-                    props = _filled(props, defaults[0])
-                if defaults[1]:
-                    attrs = _filled(attrs, defaults[1])
+                for name, _ in defaults[0]:
+                    if name not in props:
+                        props = _filled(props, defaults[0])
+                        break
+                for name, _ in defaults[1]:
+                    if name not in attrs:
+                        attrs = _filled(attrs, defaults[1])
+                        break
                 at = len(base)
-                named: list[tuple[Attribute, str | None]] = []
+                results: tuple[tuple[Attribute, str | None], ...] = ()
+                single = None
                 for r in op.results:
                     slot[id(r)] = len(base)
                     base.append(None)
                     name = r._name
-                    named.append((r._type, None if name is None else _valid_name(name)))
-                results = tuple(named)
-                single = named[0] if len(named) == 1 else None
+                    single = (r._type, None if name is None else _valid_name(name))
+                    results += (single,)
+                if len(results) != 1:
+                    single = None
                 records.append((cls, tuple(codes), single, results, at, op.location, props, attrs))
                 continue
             for r in op.results:

@@ -379,3 +379,19 @@ def test_copy_template_use_lists_match_clone(source: str) -> None:
         xdsl, _ = _copied_three_times(source, "xdsl")
         assert print_module(stamped) == print_module(xdsl)
         assert ours == _use_lists(xdsl)
+
+
+def test_copy_template_fills_irdl_defaults_like_create() -> None:
+    # an op whose default property is missing (taken out after it was made): its
+    # copies get the default, as `create` and `clone_ops` give it, and the op keeps none
+    c = arith.ConstantOp(IntegerAttr(1, IndexType()))
+    add = arith.AddiOp(c.result, c.result)
+    name = next(iter(add.properties))
+    del add.properties[name]
+    block = Block([c, add])
+    stamped = CopyTemplate([add], [c.result]).stamp([c.result], Block())
+    cloned = clone_ops([add], {})
+    reference = arith.AddiOp.create(operands=[c.result, c.result], result_types=[IndexType()])
+    assert stamped[0].properties == cloned[0].properties == reference.properties
+    assert name in stamped[0].properties and name not in add.properties
+    assert stamped[0].properties is not cloned[0].properties and list(block.ops) == [c, add]

@@ -395,7 +395,7 @@ def _fill_loop_body(
     # `k * step` for every copy, at the top of the chunk body: each copy then starts with
     # the `arith.addi` of its index, which is how `stitch` tells the copies apart.
     scaled = [_scaled(offsets, b, k) for k in range(1, c.factor)]
-    block.add_ops(offsets)
+    append_ops(block, offsets)  # (new ops, into a loop that is not in the IR yet)
     for k in range(c.factor):
         ops: list[Operation] = []
         idx = j
@@ -405,7 +405,7 @@ def _fill_loop_body(
             add.result.name_hint = index.name_hint
             idx = add.result
         begin, end = _begin_end(ops, c, j, idx, b, k == 0, k == c.factor - 1, need)
-        block.add_ops(ops)
+        append_ops(block, ops)
         last = take and k == c.factor - 1
         body.copy([idx], block, last, begin, end)
 
@@ -424,7 +424,7 @@ def _fill_loop_unroll_body(
     ops: list[Operation] = []
     length = _const(ops, c.factor)
     begin, end = _begin_end(ops, c, j, j, b, True, True, need)
-    block.add_ops(ops)
+    append_ops(block, ops)
     body.copy([j, length], block, take, begin, end)
 
 
