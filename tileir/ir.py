@@ -486,6 +486,7 @@ class CopyTemplate:
                     at += 1
                 op.parent = block
                 op._prev_op = prev
+                op._next_op = None
             else:
                 _, codes, single, results, at, location, props, attrs = record
                 op = new(cls)  # type: ignore[arg-type]

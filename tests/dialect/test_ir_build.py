@@ -325,6 +325,9 @@ def _copied_three_times(source: str, how: str) -> tuple[object, list[list[Operat
         block = Block()
         if template is not None:
             copies = template.stamp([value], block)
+            assert list(block.ops) == copies and block.last_op is copies[-1]
+            assert all(op.parent is block for op in copies) and copies[-1].next_op is None
+            assert [op.prev_op for op in copies] == [None, *copies[:-1]]
         elif how == "clone_ops":
             copies = clone_ops(ops, {loop.induction_var: value})
             append_ops(block, copies)
@@ -365,7 +368,27 @@ def _use_lists(module) -> dict[object, object]:
     return out
 
 
-@pytest.mark.parametrize("source", [SOURCE, NESTED], ids=["flat", "nested"])
+NESTED_LAST = """
+pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" {
+    %t = pto.view %x[%i, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+    pto.loop %k = %c0 to %c4 step %c1 name "inner" {
+      %s = arith.addi %k, %i : index
+      %e = pto.exp %t : tensor<8x64xf32>
+      pto.assemble %e into %out[%s, 0] : tensor<8x64xf32>, memref<32x64xf32>
+    }
+  }
+}
+"""
+"""A body whose last op has a region (copied by `clone_ops`'s means, then linked)."""
+
+
+@pytest.mark.parametrize(
+    "source", [SOURCE, NESTED, NESTED_LAST], ids=["flat", "nested", "nested-last"]
+)
 def test_copy_template_use_lists_match_clone(source: str) -> None:
     # the order of every value's uses (what rewrites that walk `uses` see first), and
     # which fields each object holds, as clone_ops and (flat) xDSL's clone leave them
