@@ -356,12 +356,26 @@ def clone_ops(ops: Iterable[Operation], mapping: Mapping[SSAValue, SSAValue]) ->
 _NEW_OBJECT = object.__new__
 
 
+_TEMPLATE_DEFAULTS: dict[type[Operation], tuple[tuple[tuple[str, Attribute], ...], ...] | None] = {}
+
+
 def _template_defaults(
     cls: type[Operation],
 ) -> tuple[tuple[tuple[str, Attribute], ...], ...] | None:
     """`_defaults(cls)` for a class whose ops `CopyTemplate` makes itself; None when
     the class needs `create` (its own `__post_init__`) or has its own `__new__`."""
-    return _defaults(cls) if cls.__new__ is _NEW_OBJECT else None
+    known = _TEMPLATE_DEFAULTS.get(cls, False)
+    if known is False:
+        known = _TEMPLATE_DEFAULTS[cls] = _defaults(cls) if cls.__new__ is _NEW_OBJECT else None
+    return known  # type: ignore[return-value]
+
+
+def _filled(
+    values: dict[str, Attribute], defaults: tuple[tuple[str, Attribute], ...]
+) -> dict[str, Attribute]:
+    """`values` with the missing `defaults` filled in (a copy if any is missing)."""
+    missing = [(name, value) for name, value in defaults if name not in values]
+    return {**values, **dict(missing)} if missing else values
 
 
 class CopyTemplate:
@@ -391,9 +405,12 @@ class CopyTemplate:
             return n
 
         get = slot.get
+        known = _TEMPLATE_DEFAULTS.get
         for op in ops:
             cls = type(op)
-            defaults = _template_defaults(cls)
+            defaults = known(cls, False)
+            if defaults is False:
+                defaults = _template_defaults(cls)
             if defaults is None or op.regions or op._successor_uses:
                 # (the values used inside: those from outside the op, by slot)
                 used: dict[int, tuple[SSAValue, int]] = {}
@@ -404,23 +421,35 @@ class CopyTemplate:
                             n = outside(v)
                         if n is not None:
                             used[id(v)] = (v, n)
-                records.append((None, op, list(used.values()), len(base), None, None))
+                records.append((None, op, list(used.values()), len(base), None, None, None, None))
             else:
                 codes: list[int] = []
                 for v in op._operands:
                     n = get(id(v))
                     codes.append(outside(v) if n is None else n)
-                props, attrs = op.properties.copy(), op.attributes.copy()
-                if defaults[0]:
-                    for name, value in defaults[0]:
-                        props.setdefault(name, value)
-                if defaults[1]:
-                    for name, value in defaults[1]:
-                        attrs.setdefault(name, value)
-                results = [
-                    (r._type, None if r._name is None else _valid_name(r._name)) for r in op.results
-                ]
-                records.append((cls, codes, results, len(base), props, attrs, op.location))
+                # (copied by `stamp`; here only when a default is to be filled in)
+                props, attrs = op.properties, op.attributes
+                for name, _ in defaults[0]:
+                    if name not in props:
+                        props = _filled(props, defaults[0])
+                        break
+                for name, _ in defaults[1]:
+                    if name not in attrs:
+                        attrs = _filled(attrs, defaults[1])
+                        break
+                at = len(base)
+                results: tuple[tuple[Attribute, str | None], ...] = ()
+                single = None
+                for r in op.results:
+                    slot[id(r)] = len(base)
+                    base.append(None)
+                    name = r._name
+                    single = (r._type, None if name is None else _valid_name(name))
+                    results += (single,)
+                if len(results) != 1:
+                    single = None
+                records.append((cls, tuple(codes), single, results, at, op.location, props, attrs))
+                continue
             for r in op.results:
                 slot[id(r)] = len(base)
                 base.append(None)
@@ -430,39 +459,84 @@ class CopyTemplate:
 
     def stamp(self, values: Sequence[SSAValue], block: Block) -> list[Operation]:
         """One copy, the inputs replaced by `values`, appended to `block` (which none of
-        the copies holds: they are new); returns the copies' top-level ops."""
+        the copies holds: they are new); returns the copies' top-level ops.
+
+        Each op, its uses and its results are made with `object.__new__` and given the
+        fields xDSL 0.75's `Operation.create`, `Use(...)` and `OpResult(...)` give them
+        (a test compares every field, and the order of every use list, with
+        `clone_ops`), and the op is linked after the previous one as it is made: the
+        dataclass `__init__`s, the lists of per-op temporaries and a second walk to link
+        the ops cost about as much as the fields themselves."""
         n_inputs = self.n_inputs
         if len(values) != n_inputs:
             raise ValueError("CopyTemplate.stamp: one value per input")
         vals = self.base.copy()
         vals[:n_inputs] = values
+        new = _NEW_OBJECT
         made: list[Operation] = []
         add = made.append
+        prev = block._last_op
         for record in self.records:
             cls = record[0]
             if cls is None:
-                _, whole, used, at, _, _ = record
+                _, whole, used, at, _, _, _, _ = record
                 op = self._copy_whole(whole, used, vals)  # type: ignore[arg-type]
                 for result in op.results:
                     vals[at] = result
                     at += 1
+                op.parent = block
+                op._prev_op = prev
+                op._next_op = None
             else:
-                _, codes, results, at, props, attrs, location = record
-                op = _NEW_OBJECT(cls)  # type: ignore[arg-type]
+                _, codes, single, results, at, location, props, attrs = record
+                op = new(cls)  # type: ignore[arg-type]
                 if codes:
-                    _set_operands(op, [vals[c] for c in codes])  # type: ignore[misc]
+                    operands: list[SSAValue] = []
+                    uses: list[Use] = []
+                    index = 0
+                    for code in codes:  # type: ignore[union-attr]
+                        value = vals[code]  # type: ignore[index]
+                        operands.append(value)  # type: ignore[arg-type]
+                        # `Use(op, index, None, first)`, each use first in its value's list
+                        use = new(Use)
+                        use._operation = op
+                        use._index = index
+                        use._prev_use = None
+                        use._next_use = first = value.first_use  # type: ignore[union-attr]
+                        if first is not None:
+                            first._prev_use = use
+                        value.first_use = use  # type: ignore[union-attr]
+                        uses.append(use)
+                        index += 1
+                    op._operands = SSAValues(operands)
+                    op._operand_uses = tuple(uses)
                 else:
                     op._operands = _NO_RESULTS
                     op._operand_uses = ()
-                if results:
+                if single is not None:
+                    # `OpResult(t, op, 0)`
+                    result = new(OpResult)
+                    result._type, name = single  # type: ignore[misc]
+                    result.op = op
+                    result.index = 0
+                    if name is not None:
+                        result._name = name
+                    vals[at] = result  # type: ignore[index]
+                    op.results = SSAValues((result,))
+                elif results:
                     made_results: list[OpResult] = []
-                    for index, (t, name) in enumerate(results):  # type: ignore[arg-type]
-                        result = OpResult(t, op, index)
+                    index = 0
+                    for t, name in results:  # type: ignore[union-attr]
+                        result = new(OpResult)
+                        result._type = t
+                        result.op = op
+                        result.index = index
                         if name is not None:
                             result._name = name
                         made_results.append(result)
                         vals[at] = result  # type: ignore[index]
                         at += 1  # type: ignore[operator]
+                        index += 1
                     op.results = SSAValues(made_results)
                 else:
                     op.results = _NO_RESULTS
@@ -472,8 +546,17 @@ class CopyTemplate:
                 op._successors = ()
                 op._successor_uses = ()
                 op.regions = ()
+                op.parent = block
+                op._prev_op = prev
+                op._next_op = None
+            if prev is None:
+                block._first_op = op
+            else:
+                prev._next_op = op
+            prev = op
             add(op)
-        append_ops(block, made)
+        if made:
+            block._last_op = prev
         return made
 
     @staticmethod

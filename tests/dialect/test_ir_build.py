@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, OpResult
 
 from frontends.kernels import SEED_KERNELS
 from frontends.pypto import load_source
@@ -309,3 +309,112 @@ def test_copy_template_needs_one_value_per_input() -> None:
     ops = [op for op in loop.body.block.ops if not isinstance(op, pto.YieldOp)]
     with pytest.raises(ValueError, match="one value per input"):
         CopyTemplate(ops, [loop.induction_var]).stamp([], Block())
+
+
+def _copied_three_times(source: str, how: str) -> tuple[object, list[list[Operation]]]:
+    """`source`'s loop body copied three times (for %i -> three different values) into
+    the body, before its terminator: by one `CopyTemplate` ("stamp"), by `clone_ops`
+    ("clone_ops"), or by xDSL's `clone` op by op with one growing mapping ("xdsl")."""
+    module = parse_module(source)
+    loop = _loop(module)
+    body = loop.body.block
+    ops = [op for op in body.ops if not isinstance(op, pto.YieldOp)]
+    template = CopyTemplate(ops, [loop.induction_var]) if how == "stamp" else None
+    made: list[list[Operation]] = []
+    for value in [ops[0].results[0], loop.lower_bound, loop.induction_var]:
+        block = Block()
+        if template is not None:
+            copies = template.stamp([value], block)
+            assert list(block.ops) == copies and block.last_op is copies[-1]
+            assert all(op.parent is block for op in copies) and copies[-1].next_op is None
+            assert [op.prev_op for op in copies] == [None, *copies[:-1]]
+        elif how == "clone_ops":
+            copies = clone_ops(ops, {loop.induction_var: value})
+            append_ops(block, copies)
+        else:
+            mapping = {loop.induction_var: value}
+            copies = [op.clone(mapping) for op in ops]
+            block.add_ops(copies)
+        made.append(copies)
+        for op in copies:
+            op.detach()
+        body.insert_ops_before(copies, body.last_op)
+    return module, made
+
+
+def _use_lists(module) -> dict[object, object]:
+    """Every value of `module` (by its owner's place in the walk) with its use list in
+    `first_use` order (each use by its op's place and operand index, its `_prev_use`
+    checked against the chain), and every op's, use's and result's instance fields."""
+    where = {id(op): n for n, op in enumerate(module.walk())}
+    out: dict[object, object] = {}
+    for n, op in enumerate(module.walk()):
+        out["op", n] = sorted(vars(op))
+        values = [(("result", n, r.index), r) for r in op.results]
+        for k, region in enumerate(op.regions):
+            for b, block in enumerate(region.blocks):
+                values += [(("arg", n, k, b, a.index), a) for a in block.args]
+        for u in op._operand_uses:
+            out["use", n, u.index] = (sorted(vars(u)), u.operation is op)
+        for key, value in values:
+            if isinstance(value, OpResult):
+                out["fields", *key] = (sorted(vars(value)), value.op is op, value.name_hint)
+            chain, use, prev = [], value.first_use, None
+            while use is not None:
+                assert use._prev_use is prev
+                chain.append((where[id(use.operation)], use.index))
+                prev, use = use, use._next_use
+            out[key] = chain
+    return out
+
+
+NESTED_LAST = """
+pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" {
+    %t = pto.view %x[%i, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+    pto.loop %k = %c0 to %c4 step %c1 name "inner" {
+      %s = arith.addi %k, %i : index
+      %e = pto.exp %t : tensor<8x64xf32>
+      pto.assemble %e into %out[%s, 0] : tensor<8x64xf32>, memref<32x64xf32>
+    }
+  }
+}
+"""
+"""A body whose last op has a region (copied by `clone_ops`'s means, then linked)."""
+
+
+@pytest.mark.parametrize(
+    "source", [SOURCE, NESTED, NESTED_LAST], ids=["flat", "nested", "nested-last"]
+)
+def test_copy_template_use_lists_match_clone(source: str) -> None:
+    # the order of every value's uses (what rewrites that walk `uses` see first), and
+    # which fields each object holds, as clone_ops and (flat) xDSL's clone leave them
+    stamped, _ = _copied_three_times(source, "stamp")
+    cloned, _ = _copied_three_times(source, "clone_ops")
+    ours = _use_lists(stamped)
+    assert print_module(stamped) == print_module(cloned)
+    assert ours == _use_lists(cloned)
+    assert sum(len(v) for k, v in ours.items() if k[0] in ("result", "arg")) > 30
+    if source is SOURCE:
+        xdsl, _ = _copied_three_times(source, "xdsl")
+        assert print_module(stamped) == print_module(xdsl)
+        assert ours == _use_lists(xdsl)
+
+
+def test_copy_template_fills_irdl_defaults_like_create() -> None:
+    # an op whose default property is missing (taken out after it was made): its
+    # copies get the default, as `create` and `clone_ops` give it, and the op keeps none
+    c = arith.ConstantOp(IntegerAttr(1, IndexType()))
+    add = arith.AddiOp(c.result, c.result)
+    name = next(iter(add.properties))
+    del add.properties[name]
+    block = Block([c, add])
+    stamped = CopyTemplate([add], [c.result]).stamp([c.result], Block())
+    cloned = clone_ops([add], {})
+    reference = arith.AddiOp.create(operands=[c.result, c.result], result_types=[IndexType()])
+    assert stamped[0].properties == cloned[0].properties == reference.properties
+    assert name in stamped[0].properties and name not in add.properties
+    assert stamped[0].properties is not cloned[0].properties and list(block.ops) == [c, add]

@@ -306,3 +306,69 @@ def test_fast_builders_make_what_xdsl_makes() -> None:
     assert fields(made[0]) == fields(arith.ConstantOp.from_int_and_width(5, IndexType()))
     assert _const(made, 5).owner.value is made[0].value  # (one shared attribute per value)
     assert fields(_add(a, b)) == fields(arith.AddiOp(a, b))
+
+
+@pytest.mark.parametrize(
+    "header",
+    ['name "rows" idx_name "r" unroll [2, 1] parallel', "unroll [2, 1]", 'idx_name "k"'],
+)
+def test_fast_chunk_loop_is_what_loop_op_makes(header: str) -> None:
+    """A chunk loop (made by `new_op`) has every field `LoopOp(...)` gives it, the same
+    properties in the same order, and the same body block (one index argument named as
+    the original loop's); its terminator every field `YieldOp()` gives."""
+    import dataclasses
+
+    from xdsl.dialects.builtin import UNKNOWN_LOC
+
+    from tileir.ir import new_op, print_module
+    from tileir.passes.loop_unroll import _Bounds, _new_chunk_loop, _plan, chunk_name
+
+    module = parse_module(
+        "pto.kernel @k(%x: memref<8x4xf32>) {\n"
+        "  %c0 = arith.constant 0 : index\n  %c8 = arith.constant 8 : index\n"
+        "  %c1 = arith.constant 1 : index\n"
+        f"  pto.loop %row = %c0 to %c8 step %c1 {header} {{\n  }}\n}}"
+    )
+    loop = next(op for op in module.walk() if isinstance(op, pto.LoopOp))
+    c = _plan(_Bounds.of(loop), [2, 1], [], False)[0]
+    made, j = _new_chunk_loop(loop, c)
+    name = loop.loop_name.data if loop.loop_name is not None else None
+    reference = pto.LoopOp(
+        c.lb,
+        c.ub,
+        c.step,
+        name=chunk_name(name, c.factor),
+        idx_name=loop.idx_name.data if loop.idx_name is not None else None,
+        parallel=loop.parallel is not None,
+    )
+    reference.induction_var.name_hint = loop.induction_var.name_hint
+
+    def fields(op) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(op):
+            value = getattr(op, f.name)
+            if f.name == "_operand_uses":
+                value = [(u.index, u.operation is op) for u in value]
+            elif f.name == "regions":
+                value = [
+                    [
+                        (
+                            [(type(a), a.type, a.name_hint, a.location, a.index) for a in b.args],
+                            list(b.ops),
+                        )
+                        for b in r.blocks
+                    ]
+                    for r in value
+                ]
+            out[f.name] = value
+        out["property order"] = list(op.properties)
+        return out
+
+    assert fields(made) == fields(reference)
+    assert j is made.induction_var and j.name_hint == "row"
+    assert made.body.parent is made and made.body.block.parent is made.body
+    yield_op = new_op(pto.YieldOp, (), (), {}, {}, UNKNOWN_LOC)
+    assert fields(yield_op) == fields(pto.YieldOp())
+    made.body.block.add_op(yield_op)
+    reference.body.block.add_op(pto.YieldOp())
+    assert print_module(made) == print_module(reference)
