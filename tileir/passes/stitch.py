@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import heapq
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -97,6 +97,7 @@ from tileir.dialect.pto import (
 from tileir.ir import (
     append_ops,
     block_ops,
+    clone_ops,
     detach_ops,
     escaping_results,
     new_op,
@@ -111,7 +112,7 @@ from tileir.passes.stitch_effects import (
     IndexForms,
     Linear,
     Setting,
-    effects_of,
+    effects_list,
     setting_key,
 )
 
@@ -123,25 +124,26 @@ DEFAULT_MAX_FUNCTIONS = 128
 
 def _iteration_starts(block: Block, ops: Sequence[Operation], forms: IndexForms) -> dict[int, int]:
     """`arith.addi j, d` ops of a loop body (j its index, d > 0 a multiple of the
-    original step), by id: the k-th distinct d starts iteration k. The chunk loop's own
+    original step), by position in `ops`: the k-th distinct d starts iteration k. The chunk loop's own
     step is p times the original one, so the deltas are ranked rather than divided."""
     loop = block.parent_op()
     if not isinstance(loop, LoopOp | LoopUnrollOp):
         return {}
     j = Linear(0, frozenset({(block.args[0], 1)}))
     keyed: dict[int, tuple[SSAValue | None, int]] = {}
-    for op in ops:
-        if type(op) is not arith.AddiOp:  # (isinstance on xDSL's ops is slow)
+    addi = arith.AddiOp
+    for n, op in enumerate(ops):
+        if type(op) is not addi:  # (isinstance on xDSL's ops is slow)
             continue
         delta = forms.of(op.result).plus(j, -1)
         if not delta.terms and delta.const > 0:
-            keyed[id(op)] = (None, delta.const)
+            keyed[n] = (None, delta.const)
         elif delta.const == 0 and len(delta.terms) == 1:
             ((v, c),) = delta.terms
             if c > 0 and not isinstance(v.owner, Block | arith.ConstantOp):
-                keyed[id(op)] = (v, c)
+                keyed[n] = (v, c)
             elif c > 0:
-                keyed[id(op)] = (v, c)
+                keyed[n] = (v, c)
     bases = {b for b, _ in keyed.values()}
     if len(bases) != 1:
         return {}  # not the shape loop-unroll writes: one group
@@ -159,12 +161,12 @@ def iteration_ids(
     starts = _iteration_starts(block, ops, forms or IndexForms())
     ids: list[int] = []
     current = 0
-    get = starts.get
-    for op in ops:
-        start = get(id(op))
-        if start is not None and start > current:
+    for n in sorted(starts):  # (runs of one iteration, not a look-up per op)
+        start = starts[n]
+        if start > current:
+            ids.extend([current] * (n - len(ids)))
             current = start
-        ids.append(current)
+    ids.extend([current] * (len(ops) - len(ids)))
     return ids
 
 
@@ -238,7 +240,7 @@ class _SettingsPlan:
 
     @staticmethod
     def of(ops: Sequence[Operation], forms: IndexForms) -> _SettingsPlan:
-        effects = [effects_of(op, forms) for op in ops]
+        effects = effects_list(ops, forms)
         state: dict[str, Setting] = dict.fromkeys(KINDS)
         unknown: set[str] = set()
         written: set[str] = set()
@@ -275,33 +277,42 @@ class _SettingsPlan:
 
         def establish(kind: str, value: Setting) -> None:
             if current[kind] != value:
-                out.append(source[value].clone())
+                out.append(clone_ops((source[value],), {})[0])
                 current[kind] = value
 
         # (not the set `reads` itself: its order varies with the hash seed)
         kinds = [k for k in KINDS if k in remat]
+        # per `Effects` object (most are shared by many ops), the kinds it reads
+        # that are re-established, in `kinds`' order
+        reading: dict[int, tuple[Effects, list[str]]] = {}
+        settings = SETTINGS
         for n in order:
             op = ops[n]
-            if SETTINGS.get(type(op)) in remat:
+            fx = effects[n]
+            writes = fx.writes
+            # (a setting writes its kind: only an op that writes can be one)
+            if writes and settings.get(type(op)) in remat:
                 op.detach()
                 op.erase()
                 continue
-            fx = effects[n]
-            reads = fx.reads
-            if reads:
-                before = need[n]
-                for kind in kinds:
-                    if kind in reads:
+            if fx.reads:
+                hit = reading.get(id(fx))
+                if hit is None:
+                    reads = fx.reads
+                    hit = reading[id(fx)] = (fx, [k for k in kinds if k in reads])
+                if hit[1]:
+                    before = need[n]
+                    for kind in hit[1]:
                         value = before[kind]
                         now = current[kind]
                         # (`establish`, inlined: most reads find the value in force,
                         # often the very same key)
                         if now is not value and now != value:
-                            out.append(source[value].clone())
+                            out.append(clone_ops((source[value],), {})[0])
                             current[kind] = value
             out.append(op)
-            if fx.writes:
-                for kind, value in fx.writes.items():
+            if writes:
+                for kind, value in writes.items():
                     if kind in remat:
                         current[kind] = value
         for kind in sorted(self.remat):
@@ -492,26 +503,34 @@ def stitch_report(module: Operation, parallelism: int = 1) -> StitchReport:
 # --------------------------------------------------------------------------- rewriting
 
 
-def _drop_repeated_settings(ops: Iterable[Operation], rewriter: PatternRewriter) -> list[Operation]:
+def _drop_repeated_settings(
+    ops: Sequence[Operation], ids: Sequence[int]
+) -> tuple[list[Operation], list[int]]:
     """Erase settings that repeat the one in force; they are no-ops, and keeping them
-    would order every op of one iteration before the next iteration's ops."""
+    would order every op of one iteration before the next iteration's ops. The ops
+    kept, and their iterations (`ids`: those of `ops`)."""
     current: dict[str, tuple[object, ...] | None] = {}
     kept: list[Operation] = []
-    for op in ops:
-        kind = SETTINGS.get(type(op))
+    kept_ids: list[int] = []
+    settings = SETTINGS
+    for op, i in zip(ops, ids):
+        kind = settings.get(type(op))
         if kind is not None:
             key = setting_key(op)
             if current.get(kind) == key:
-                rewriter.erase(op)
+                # (a setting has no results, operands or regions: what `erase` comes to)
+                detach_ops((op,))
+                op.erase()
                 continue
             current[kind] = key
         elif op.regions:
             for inner in op.walk():
-                inner_kind = SETTINGS.get(type(inner))
+                inner_kind = settings.get(type(inner))
                 if inner_kind is not None:
                     current[inner_kind] = None
         kept.append(op)
-    return kept
+        kept_ids.append(i)
+    return kept, kept_ids
 
 
 _I64_ATTRS: dict[int, IntegerAttr] = {}
@@ -598,32 +617,38 @@ class StitchLoopBody(RewritePattern):
         ids = iteration_ids(block, self.forms, ops)
         if not ids or max(ids) == 0:
             return
-        iteration_of = {id(o): i for o, i in zip(ops, ids)}  # (Python __hash__)
         # Constants go first: moving them earlier is always legal, and they are then
         # shared by the groups instead of leaving one as a result. Moving them keeps
         # the other ops' order, so their iterations stay as computed here.
         constants: list[Operation] = []
-        by_group: dict[int, list[Operation]] = {}
-        for o in ops:
+        # per group: its ops and their iterations
+        by_group: dict[int, tuple[list[Operation], list[int]]] = {}
+        most = self.max_functions
+        constant, terminator = arith.ConstantOp, YieldOp
+        for o, i in zip(ops, ids):
             kind = type(o)  # (isinstance on xDSL's ABC-based classes is slow)
-            if kind is arith.ConstantOp:
+            if kind is constant:
                 constants.append(o)
-            elif kind is not YieldOp:
-                by_group.setdefault(iteration_of[id(o)] // self.max_functions, []).append(o)
+            elif kind is not terminator:
+                entry = by_group.get(i // most)
+                if entry is None:
+                    entry = by_group[i // most] = ([], [])
+                entry[0].append(o)
+                entry[1].append(i)
         detach_ops(constants)
         # (each constant used to be moved to the top in turn: the order reverses)
         prepend_ops(block, constants[::-1])
-        for group in by_group.values():
-            group = _drop_repeated_settings(group, rewriter)
+        for group, group_ids in by_group.values():
+            group, group_ids = _drop_repeated_settings(group, group_ids)
             if not group:
                 continue
-            members = sorted({iteration_of[id(o)] for o in group})
+            members = sorted(set(group_ids))
             # where the group goes (before `emit`, which may erase its first op)
             anchor = group[0].prev_op
             new_order = list(group)
             if self.interleave and len(members) > 1:
                 plan = _SettingsPlan.of(group, self.forms)
-                order = interleave(group, [iteration_of[id(o)] for o in group], self.forms, plan)
+                order = interleave(group, group_ids, self.forms, plan)
                 new_order = plan.emit(group, order)
             _wrap(group, new_order, len(members), self.max_functions, block, anchor)
 
