@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from functools import cache
 from typing import TypeVar
 
@@ -231,25 +231,30 @@ def detach_ops(ops: Iterable[Operation]) -> None:
         op.parent = None
 
 
-def escaping_results(ops: Sequence[Operation], block: Block) -> list[SSAValue]:
+def escaping_results(
+    ops: Sequence[Operation], block: Block, members: Set[int] | None = None
+) -> list[SSAValue]:
     """The results of `ops` (ops of `block`) that an op outside them uses; an op nested
-    in one of them is inside. Uses are followed by their links and ops are told by id
-    (xDSL's `uses` is a generator and `Operation.__hash__` is Python code): the passes
-    that wrap a run of ops into a region op ask this once per op they move."""
-    members = {id(op) for op in ops}
+    in one of them is inside (`members`: the ids of `ops`, when the caller has them).
+    Uses are followed by their links and ops are told by id (xDSL's `uses` is a
+    generator, `Use.operation` a property and `Operation.__hash__` Python code): the
+    passes that wrap a run of ops into a region op ask this once per op they move."""
+    if members is None:
+        members = {id(op) for op in ops}
     escaping: list[SSAValue] = []
     for op in ops:
         for result in op.results:
             use = result.first_use
             while use is not None:
-                user = use.operation
-                while id(user) not in members and user.parent is not block:
-                    user = user.parent_op()
-                    if user is None:
+                user = use._operation
+                if id(user) not in members:  # (else the common case: a member's use)
+                    while user.parent is not block:
+                        user = user.parent_op()
+                        if user is None or id(user) in members:
+                            break
+                    if user is None or id(user) not in members:
+                        escaping.append(result)
                         break
-                if user is None or id(user) not in members:
-                    escaping.append(result)
-                    break
                 use = use._next_use
     return escaping
 

@@ -322,12 +322,18 @@ class _SettingsPlan:
 
 def _dependencies(
     ops: Sequence[Operation], forms: IndexForms, plan: _SettingsPlan
-) -> list[set[int]]:
-    """For each op, the indices of the earlier ops it must stay after."""
+) -> tuple[list[list[int]], list[int]]:
+    """The order constraints of `ops`: for each op, the later ops that must stay after
+    it (each once), and the number of earlier ops it must stay after."""
     # (keyed by id: xDSL's `Operation.__hash__` is Python code)
     position = {id(op): n for n, op in enumerate(ops)}
     block = ops[0].parent if ops else None
-    preds: list[set[int]] = [set() for _ in ops]
+    size = len(ops)
+    succs: list[list[int]] = [[] for _ in ops]
+    waiting = [0] * size
+    # recorded[m] == n: the edge m -> n is in `succs` already (edges are kept in lists,
+    # not a set per op: most come from operands, and an op uses few values)
+    recorded = [-1] * size
     # per buffer (by id): its accesses so far, and its writes so far
     by_buffer: dict[int, tuple[list[tuple[int, Access]], list[tuple[int, Access]]]] = {}
     # A kind no op of the group sets orders nothing (its readers only wait for a
@@ -350,7 +356,7 @@ def _dependencies(
     effects = plan.effects
     outside: dict[int, tuple[SSAValue, int | None]] = {}
     for n, op in enumerate(ops):
-        deps = preds[n]
+        count = 0
         operands = (
             [v for inner in op.walk() for v in inner._operands] if op.regions else op._operands
         )
@@ -363,9 +369,19 @@ def _dependencies(
                 if hit is None:
                     hit = outside[id(operand)] = (operand, top_level(operand))
                 p = hit[1]
-            if p is not None and p != n:
-                deps.add(p)
+                if p is None:
+                    continue
+            if p != n and recorded[p] != n:
+                recorded[p] = n
+                succs[p].append(n)
+                count += 1
         fx = effects[n]
+        if last_barrier is None and not fx.barrier and not fx.accesses:
+            if not orders or not (fx.reads or fx.writes):
+                waiting[n] = count
+                continue
+        # the other constraints, gathered in a set first
+        deps: set[int] = set()
         if last_barrier is not None:
             deps.add(last_barrier)
         if fx.barrier:
@@ -392,8 +408,14 @@ def _dependencies(
             for order in orders:
                 if order.kind in reads or order.kind in writes:  # (else `add` does nothing)
                     order.add(n, fx, deps)
-            deps.discard(n)  # (the other edges above never point at `n` itself)
-    return preds
+        deps.discard(n)  # (only a setting order can point at `n` itself)
+        for m in deps:
+            if recorded[m] != n:
+                recorded[m] = n
+                succs[m].append(n)
+                count += 1
+        waiting[n] = count
+    return succs, waiting
 
 
 def interleave(
@@ -401,13 +423,8 @@ def interleave(
 ) -> list[int]:
     """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
     of iteration k+1 (the smallest `local position + iteration` first)."""
-    preds = _dependencies(ops, forms, plan)
+    succs, waiting = _dependencies(ops, forms, plan)
     size = len(ops)
-    succs: list[list[int]] = [[] for _ in ops]
-    waiting = [len(p) for p in preds]
-    for n, p in enumerate(preds):
-        for m in p:
-            succs[m].append(n)
     first = min(ids) if ids else 0
     span = max(ids) - first + 1 if ids else 1
     # The priority (local position + iteration, iteration, index) as one int, ordered
@@ -503,36 +520,6 @@ def stitch_report(module: Operation, parallelism: int = 1) -> StitchReport:
 # --------------------------------------------------------------------------- rewriting
 
 
-def _drop_repeated_settings(
-    ops: Sequence[Operation], ids: Sequence[int]
-) -> tuple[list[Operation], list[int]]:
-    """Erase settings that repeat the one in force; they are no-ops, and keeping them
-    would order every op of one iteration before the next iteration's ops. The ops
-    kept, and their iterations (`ids`: those of `ops`)."""
-    current: dict[str, tuple[object, ...] | None] = {}
-    kept: list[Operation] = []
-    kept_ids: list[int] = []
-    settings = SETTINGS
-    for op, i in zip(ops, ids):
-        kind = settings.get(type(op))
-        if kind is not None:
-            key = setting_key(op)
-            if current.get(kind) == key:
-                # (a setting has no results, operands or regions: what `erase` comes to)
-                detach_ops((op,))
-                op.erase()
-                continue
-            current[kind] = key
-        elif op.regions:
-            for inner in op.walk():
-                inner_kind = settings.get(type(inner))
-                if inner_kind is not None:
-                    current[inner_kind] = None
-        kept.append(op)
-        kept_ids.append(i)
-    return kept, kept_ids
-
-
 _I64_ATTRS: dict[int, IntegerAttr] = {}
 
 
@@ -556,7 +543,7 @@ def _wrap(
     dropped settings, plus re-inserted ones) right after `anchor` in `parent` (the op
     before the group, None: at the start); values used after it leave it as results."""
     members = {id(op) for op in ops}
-    escaping = escaping_results(ops, parent)
+    escaping = escaping_results(ops, parent, members)
     detach_ops(new_order)
     yield_op = new_op(YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)
     # The body is filled while the stitch hangs in no tree: xDSL checks on every
@@ -621,25 +608,44 @@ class StitchLoopBody(RewritePattern):
         # shared by the groups instead of leaving one as a result. Moving them keeps
         # the other ops' order, so their iterations stay as computed here.
         constants: list[Operation] = []
-        # per group: its ops and their iterations
-        by_group: dict[int, tuple[list[Operation], list[int]]] = {}
+        # per group: its ops, their iterations, and the settings in force in it
+        by_group: dict[int, tuple[list[Operation], list[int], dict[str, Setting]]] = {}
         most = self.max_functions
-        constant, terminator = arith.ConstantOp, YieldOp
+        constant, terminator, settings = arith.ConstantOp, YieldOp, SETTINGS
         for o, i in zip(ops, ids):
             kind = type(o)  # (isinstance on xDSL's ABC-based classes is slow)
             if kind is constant:
                 constants.append(o)
-            elif kind is not terminator:
-                entry = by_group.get(i // most)
-                if entry is None:
-                    entry = by_group[i // most] = ([], [])
-                entry[0].append(o)
-                entry[1].append(i)
+                continue
+            if kind is terminator:
+                continue
+            entry = by_group.get(i // most)
+            if entry is None:
+                entry = by_group[i // most] = ([], [], {})
+            # A setting that repeats the one in force in its group is erased: it is a
+            # no-op, and keeping it would order every op of one iteration before the
+            # next iteration's ops.
+            setting = settings.get(kind)
+            if setting is not None:
+                key = setting_key(o)
+                current = entry[2]
+                if current.get(setting) == key:
+                    # (a setting has no results, operands or regions: what `erase` is)
+                    detach_ops((o,))
+                    o.erase()
+                    continue
+                current[setting] = key
+            elif o.regions:
+                for inner in o.walk():
+                    inner_kind = settings.get(type(inner))
+                    if inner_kind is not None:
+                        entry[2][inner_kind] = None
+            entry[0].append(o)
+            entry[1].append(i)
         detach_ops(constants)
         # (each constant used to be moved to the top in turn: the order reverses)
         prepend_ops(block, constants[::-1])
-        for group, group_ids in by_group.values():
-            group, group_ids = _drop_repeated_settings(group, group_ids)
+        for group, group_ids, _ in by_group.values():
             if not group:
                 continue
             members = sorted(set(group_ids))
