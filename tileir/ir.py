@@ -231,6 +231,37 @@ def detach_ops(ops: Iterable[Operation]) -> None:
         op.parent = None
 
 
+def move_ops(ops: Iterable[Operation], block: Block) -> None:
+    """`detach_ops(ops)` then `append_ops(block, ops)`, in one pass over the ops: each
+    op is taken out of its block, if it is in one, and linked in at the end of
+    `block`, which must be none of theirs and held by none of them (a new block)."""
+    last = block._last_op
+    for op in ops:
+        source = op.parent
+        if source is block:
+            raise ValueError("move_ops: an op is in the block already")
+        if source is not None:  # (`_unlink(source, op, op)`, inlined)
+            before, after = op._prev_op, op._next_op
+            if before is None:
+                source._first_op = after
+            else:
+                before._next_op = after
+            if after is None:
+                source._last_op = before
+            else:
+                after._prev_op = before
+        op.parent = block
+        op._prev_op = last
+        if last is None:
+            block._first_op = op
+        else:
+            last._next_op = op
+        last = op
+    if last is not None:
+        last._next_op = None
+        block._last_op = last
+
+
 def escaping_results(
     ops: Sequence[Operation], block: Block, members: Set[int] | None = None
 ) -> list[SSAValue]:

@@ -16,7 +16,7 @@ from tileir.dialect import pto
 from tileir.ir import make_context, parse_module
 from tileir.passes import stitch_effects
 from tileir.passes.loop_unroll import LoopUnrollPass
-from tileir.passes.stitch import Access, StitchPass, stitch_report
+from tileir.passes.stitch import Access, StitchPass, _priorities, _schedule, stitch_report
 from tileir.testing import SemanticsMismatch, check_pass, modules, random_inputs, run_kernel
 
 ROWS13 = """
@@ -369,6 +369,46 @@ def test_shared_forms_and_effects_equal_the_computed_ones(source: str) -> None:
         kinds = (pto.ViewOp, pto.AssembleOp)
         assert len(shared.accesses) < sum(type(op) in kinds for op in ops)
         assert shared.derived
+
+
+# --------------------------------------------------------------------------- the scheduler
+
+
+@given(st.lists(st.integers(0, 4), max_size=40), st.booleans())
+def test_priorities_order_as_the_tuples(ids: list[int], in_order: bool) -> None:
+    """The priority ints order the ops as the tuples (local position + iteration,
+    iteration, index) do, and each is its op's index modulo the number of ops; for
+    iterations in order (a group's usual case, computed by ranges) and not."""
+    if in_order:
+        ids = sorted(ids)
+    priority = _priorities(ids)
+    first = min(ids, default=0)
+    local = [ids[:n].count(i) for n, i in enumerate(ids)]
+    tuples = [(local[n] + ids[n] - first, ids[n] - first, n) for n in range(len(ids))]
+    n_ops = range(len(ids))
+    assert sorted(n_ops, key=lambda n: priority[n]) == sorted(n_ops, key=lambda n: tuples[n])
+    assert [p % len(ids) for p in priority] == list(n_ops)
+
+
+@given(st.data())
+def test_schedule_picks_the_ready_op_of_least_priority(data) -> None:
+    """`_schedule` against the rule it implements, applied by a scan: of the ops whose
+    predecessors are all placed, the one of least priority next."""
+    size = data.draw(st.integers(0, 30))
+    edges = data.draw(
+        st.sets(st.tuples(st.integers(0, max(size - 1, 0)), st.integers(0, max(size - 1, 0))))
+    )
+    preds = [{m for m, k in edges if m < k == n} for n in range(size)]
+    priority = [p * size + n for n, p in enumerate(data.draw(st.permutations(range(size))))]
+    succs: list[list[int]] = [[] for _ in range(size)]
+    for n, p in enumerate(preds):
+        for m in p:
+            succs[m].append(n)
+    expected: list[int] = []
+    while len(expected) < size:
+        ready = [n for n in range(size) if n not in expected and preds[n] <= set(expected)]
+        expected.append(min(ready, key=lambda n: priority[n]))
+    assert _schedule(succs, [len(p) for p in preds], priority) == expected
 
 
 # --------------------------------------------------------------------------- a planted bug

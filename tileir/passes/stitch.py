@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -95,11 +96,11 @@ from tileir.dialect.pto import (
     YieldOp,
 )
 from tileir.ir import (
-    append_ops,
     block_ops,
     clone_ops,
     detach_ops,
     escaping_results,
+    move_ops,
     new_op,
     prepend_ops,
 )
@@ -424,31 +425,69 @@ def interleave(
     """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
     of iteration k+1 (the smallest `local position + iteration` first)."""
     succs, waiting = _dependencies(ops, forms, plan)
-    size = len(ops)
-    first = min(ids) if ids else 0
-    span = max(ids) - first + 1 if ids else 1
-    # The priority (local position + iteration, iteration, index) as one int, ordered
-    # as the tuple is (each part is below the factor it is multiplied by): the heap
-    # then compares ints and makes no tuple per op.
+    order = _schedule(succs, waiting, _priorities(ids))
+    assert len(order) == len(ops), "stitch: dependency cycle"
+    return order
+
+
+def _priorities(ids: Sequence[int]) -> list[int]:
+    """Per op (`ids`: their iterations), the priority (local position + iteration,
+    iteration, index) as one int, ordered as the tuple is (each part is below the
+    factor it is multiplied by): the heap then compares ints and makes no tuple per op."""
+    size = len(ids)
+    if not size:
+        return []
+    first = min(ids)
+    span = max(ids) - first + 1
     priority: list[int] = []
+    if ids == sorted(ids):
+        # The common case, a group's iterations one after the other: within the run of
+        # iteration i starting at index `start`, local = n - start, so the priority
+        # grows by span * size + 1 from one op to the next (a range per iteration).
+        step = span * size + 1
+        for i in sorted(set(ids)):
+            start, end = bisect_left(ids, i), bisect_right(ids, i)
+            low = (i - first) * (span + 1) * size + start
+            priority.extend(range(low, low + (end - start) * step, step))
+        return priority
     counts: dict[int, int] = {}
     for n, i in enumerate(ids):
         local = counts.get(i, 0)
         counts[i] = local + 1
         priority.append(((local + i - first) * span + (i - first)) * size + n)
+    return priority
+
+
+def _schedule(succs: Sequence[list[int]], waiting: list[int], priority: list[int]) -> list[int]:
+    """The list schedule: repeatedly the ready op (no earlier op left to wait for,
+    `waiting` counts them down) of the smallest priority (distinct ints >= 0, the op's
+    index modulo the number of ops)."""
+    size = len(priority)
     heap = [priority[n] for n in range(size) if not waiting[n]]
+    if not heap:
+        return []
     heapq.heapify(heap)
     order: list[int] = []
-    pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        n = pop(heap) % size
+    pop, push, pushpop = heapq.heappop, heapq.heappush, heapq.heappushpop
+    item = pop(heap)
+    while True:
+        n = item % size
         order.append(n)
+        held = -1  # the last op made ready, pushed and popped in one step below
         for s in succs[n]:
             waiting[s] -= 1
             if not waiting[s]:
-                push(heap, priority[s])
-    assert len(order) == len(ops), "stitch: dependency cycle"
-    return order
+                if held >= 0:
+                    push(heap, held)
+                held = priority[s]
+        if held >= 0:
+            # (push, then pop the smallest: without a heap operation when `held` is
+            # below every item in it, as along a chain of dependent ops)
+            item = pushpop(heap, held)
+        elif heap:
+            item = pop(heap)
+        else:
+            return order
 
 
 # --------------------------------------------------------------------------- the report
@@ -544,12 +583,11 @@ def _wrap(
     before the group, None: at the start); values used after it leave it as results."""
     members = {id(op) for op in ops}
     escaping = escaping_results(ops, parent, members)
-    detach_ops(new_order)
     yield_op = new_op(YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)
     # The body is filled while the stitch hangs in no tree: xDSL checks on every
     # `add_op` that the op is not an ancestor of the block, a walk up to the root.
     block = Block()
-    append_ops(block, [*new_order, yield_op])  # (detached ops, a new block)
+    move_ops([*new_order, yield_op], block)  # (a new block)
     # `StitchOp(size, most, block, types)`, without the IRDL argument processing
     stitch = new_op(
         StitchOp,
@@ -599,8 +637,11 @@ class StitchLoopBody(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoopOp | LoopUnrollOp):
             return
+        self.rewrite_body(op, block_ops(op.body.block))
+
+    def rewrite_body(self, op: LoopOp | LoopUnrollOp, ops: list[Operation]) -> None:
+        """The rewrite of the loop `op` whose body holds `ops` (listed by the caller)."""
         block = op.body.block
-        ops = block_ops(block)  # (listed once)
         ids = iteration_ids(block, self.forms, ops)
         if not ids or max(ids) == 0:
             return
@@ -679,19 +720,25 @@ def _kernel_max_functions(kernel: KernelOp) -> int | None:
     return None
 
 
-def _loops_inner_first(root: Operation) -> list[LoopOp | LoopUnrollOp]:
+def _loops_inner_first(root: Operation) -> list[tuple[LoopOp | LoopUnrollOp, list[Operation]]]:
     """The loops inside `root`, every loop after the loops nested in it (collected
-    up front, without visiting the ops of a body one by one as a rewrite walk would)."""
-    loops: list[LoopOp | LoopUnrollOp] = []
+    up front, without visiting the ops of a body one by one as a rewrite walk would),
+    each with the ops of its body. (Those stay the ops of the body until the loop is
+    rewritten: a rewrite changes the body of its own loop only, and a loop comes after
+    the loops nested in it.)"""
+    loops: list[tuple[LoopOp | LoopUnrollOp, list[Operation]]] = []
 
     def visit(op: Operation) -> None:
+        listed: tuple[Block | None, list[Operation]] = (None, [])
         for region in op.regions:
             for block in region.blocks:
-                for child in block_ops(block):
+                listed = (block, block_ops(block))
+                for child in listed[1]:
                     if child.regions:
                         visit(child)
         if isinstance(op, LoopOp | LoopUnrollOp):
-            loops.append(op)
+            block = op.body.block
+            loops.append((op, listed[1] if listed[0] is block else block_ops(block)))
 
     visit(root)
     return loops
@@ -737,8 +784,8 @@ class StitchPass(ModulePass):
             # whole, inner groups included; once over the IR (the groups it makes are
             # not loops to stitch again).
             pattern = StitchLoopBody(most, self.interleave)
-            for loop in _loops_inner_first(kernel):
-                pattern.match_and_rewrite(loop, PatternRewriter(loop))
+            for loop, body in _loops_inner_first(kernel):
+                pattern.rewrite_body(loop, body)
             _set_runtime_option(kernel, most)
         if self.report:
             print(stitch_report(op, self.parallelism).summary(), file=sys.stderr)
