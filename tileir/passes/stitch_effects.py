@@ -450,26 +450,26 @@ def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexFor
     """`_access_effects`, made once per distinct key and shared (read-only): the copies
     of a loop body read and write the same windows of the same memory, often as many
     times as there are copies. The key holds all that `_access_effects` reads: the
-    class, whether the op touches a tile, the memory operand, the static shape, offsets
-    and segment sizes (by value), and the forms of all the index operands (shared
+    class, whether the op touches a tile, the memory operand, the static shape, the
+    static offsets and segment sizes (by value: their element type and bytes, read
+    without decoding the array), and the forms of all the index operands (shared
     objects, `IndexForms.derived`; by identity)."""
     operands = top._operands
-    static = forms.static
     properties = top.properties
     if cls is ViewOp:
         memory = _item(operands, 0)
         if not forms.is_memref(memory._type):  # (a view of a tile: no access to share)
             return _access_effects(top, cls, forms)
         (result,) = top.results
-        shape = static(result._type)  # type: ignore[arg-type]
-        segments = static(properties["operandSegmentSizes"])  # type: ignore[arg-type]
+        shape = forms.static(result._type)  # type: ignore[arg-type]
+        segments = properties["operandSegmentSizes"]
         dynamic = _item(operands, slice(1, None))
     else:
         memory = _item(operands, 1)
-        shape = static(_item(operands, 0)._type)  # type: ignore[arg-type]
-        segments = ()
+        shape = forms.static(_item(operands, 0)._type)  # type: ignore[arg-type]
+        segments = None
         dynamic = _item(operands, slice(2, None))
-    offsets = static(properties["static_offsets"])  # type: ignore[arg-type]
+    offsets = properties["static_offsets"]
     of = forms.of
     dynamic_forms = tuple([of(v) for v in dynamic])
     key = (
@@ -477,13 +477,16 @@ def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexFor
         _touches_tile(top),
         id(memory),
         shape,
-        offsets,
-        segments,
+        id(offsets.elt_type),  # type: ignore[attr-defined]
+        offsets.data.data,  # type: ignore[attr-defined]
+        id(segments.elt_type) if segments is not None else None,  # type: ignore[attr-defined]
+        segments.data.data if segments is not None else None,  # type: ignore[attr-defined]
         *[id(f) for f in dynamic_forms],
     )
     hit = forms.accesses.get(key)
     if hit is None:
-        hit = forms.accesses[key] = ((memory, dynamic_forms), _access_effects(top, cls, forms))
+        alive = (memory, offsets, segments, dynamic_forms)
+        hit = forms.accesses[key] = (alive, _access_effects(top, cls, forms))
     return hit[1]
 
 
