@@ -337,6 +337,7 @@ pto.kernel @shared(%x: memref<32x64xf32>, %y: memref<32x64xf32>, %out: memref<32
     %o = pto.view %out[%m, 0] : memref<32x64xf32> -> tensor<1x8xf32>
     %t = pto.view %a[0, 0] : tensor<1x8xf32> -> tensor<1x4xf32>
     %k = pto.view %x[%m, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %begin = pto.is_loop_begin %i
     pto.assemble %a into %out[%m, 0] : tensor<1x8xf32>, memref<32x64xf32>
     pto.assemble %b into %out[%s, 0] : tensor<1x8xf32>, memref<32x64xf32>
     pto.assemble %c into %out[%m, 0] : tensor<2x8xf32>, memref<32x64xf32>
@@ -351,7 +352,8 @@ def test_shared_forms_and_effects_equal_the_computed_ones(source: str) -> None:
     ops (the copies of an unrolled body compute the same ones); each must equal what is
     computed for the op alone, without sharing (`share=False`). SHARED has views that
     differ in one thing only (the memory, the shape, a static offset, the form of the
-    dynamic offset, read against write) and forms made by addi, subi and muli."""
+    dynamic offset, read against write), an op of a tile class that touches no tile,
+    and forms made by addi, subi and muli."""
     if source == "SHARED":
         module = parse_module(SHARED)
     else:

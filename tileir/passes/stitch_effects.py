@@ -423,6 +423,7 @@ def effects_list(ops: Sequence[Operation], forms: IndexForms) -> list[Effects]:
     by_class = _BY_CLASS
     share = forms.share
     touches = _touches_tile
+    is_tile = _IS_TILE.get
     for top in ops:
         if not top.regions:
             cls = type(top)
@@ -433,7 +434,12 @@ def effects_list(ops: Sequence[Operation], forms: IndexForms) -> list[Effects]:
                     continue
             elif shared is not False:
                 tile, other = shared  # type: ignore[misc]
-                append(tile if tile is other or touches(top) else other)
+                if tile is not other:
+                    # (`_touches_tile`'s first test, inlined: a tile op's first result)
+                    results = top.results
+                    if not (results and is_tile(type(_item(results, 0)._type))):
+                        tile = tile if touches(top) else other
+                append(tile)
                 continue
         append(effects_of(top, forms))
     return out
