@@ -125,8 +125,9 @@ DEFAULT_MAX_FUNCTIONS = 128
 
 def _iteration_starts(block: Block, ops: Sequence[Operation], forms: IndexForms) -> dict[int, int]:
     """`arith.addi j, d` ops of a loop body (j its index, d > 0 a multiple of the
-    original step), by position in `ops`: the k-th distinct d starts iteration k. The chunk loop's own
-    step is p times the original one, so the deltas are ranked rather than divided."""
+    original step), by position in `ops`: the k-th distinct d starts iteration k. The
+    chunk loop's own step is p times the original one, so the deltas are ranked rather
+    than divided."""
     loop = block.parent_op()
     if not isinstance(loop, LoopOp | LoopUnrollOp):
         return {}

@@ -102,8 +102,8 @@ class IndexForms:
         the copies of one loop body that `loop-unroll` makes compute the same forms from
         the same (shared) forms of their operands."""
         self.accesses: dict[tuple[object, ...], tuple[tuple[object, ...], Effects]] = {}
-        """The effects of a view or assemble by what they are made of (`_access_key`),
-        with those objects kept alive."""
+        """The effects of a view or assemble by what they are made of (the key of
+        `_shared_access_effects`), with those objects kept alive."""
 
     def is_memref(self, t: Attribute) -> bool:
         """`isinstance(t, MemRefType)`, once per attribute class."""
