@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from functools import cache
 from typing import TypeVar
 
@@ -231,25 +231,61 @@ def detach_ops(ops: Iterable[Operation]) -> None:
         op.parent = None
 
 
-def escaping_results(ops: Sequence[Operation], block: Block) -> list[SSAValue]:
+def move_ops(ops: Iterable[Operation], block: Block) -> None:
+    """`detach_ops(ops)` then `append_ops(block, ops)`, in one pass over the ops: each
+    op is taken out of its block, if it is in one, and linked in at the end of
+    `block`, which must be none of theirs and held by none of them (a new block)."""
+    last = block._last_op
+    for op in ops:
+        source = op.parent
+        if source is block:
+            raise ValueError("move_ops: an op is in the block already")
+        if source is not None:  # (`_unlink(source, op, op)`, inlined)
+            before, after = op._prev_op, op._next_op
+            if before is None:
+                source._first_op = after
+            else:
+                before._next_op = after
+            if after is None:
+                source._last_op = before
+            else:
+                after._prev_op = before
+        op.parent = block
+        op._prev_op = last
+        if last is None:
+            block._first_op = op
+        else:
+            last._next_op = op
+        last = op
+    if last is not None:
+        last._next_op = None
+        block._last_op = last
+
+
+def escaping_results(
+    ops: Sequence[Operation], block: Block, members: Set[int] | None = None
+) -> list[SSAValue]:
     """The results of `ops` (ops of `block`) that an op outside them uses; an op nested
-    in one of them is inside. Uses are followed by their links and ops are told by id
-    (xDSL's `uses` is a generator and `Operation.__hash__` is Python code): the passes
-    that wrap a run of ops into a region op ask this once per op they move."""
-    members = {id(op) for op in ops}
+    in one of them is inside (`members`: the ids of `ops`, when the caller has them).
+    Uses are followed by their links and ops are told by id (xDSL's `uses` is a
+    generator, `Use.operation` a property and `Operation.__hash__` Python code): the
+    passes that wrap a run of ops into a region op ask this once per op they move."""
+    if members is None:
+        members = {id(op) for op in ops}
     escaping: list[SSAValue] = []
     for op in ops:
         for result in op.results:
             use = result.first_use
             while use is not None:
-                user = use.operation
-                while id(user) not in members and user.parent is not block:
-                    user = user.parent_op()
-                    if user is None:
+                user = use._operation
+                if id(user) not in members:  # (else the common case: a member's use)
+                    while user.parent is not block:
+                        user = user.parent_op()
+                        if user is None or id(user) in members:
+                            break
+                    if user is None or id(user) not in members:
+                        escaping.append(result)
                         break
-                if user is None or id(user) not in members:
-                    escaping.append(result)
-                    break
                 use = use._next_use
     return escaping
 

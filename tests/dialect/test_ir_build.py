@@ -21,6 +21,7 @@ from tileir.ir import (
     detach_ops,
     escaping_results,
     make_context,
+    move_ops,
     move_run,
     new_op,
     parse_module,
@@ -182,6 +183,39 @@ def test_move_run_relinks_both_blocks() -> None:
     assert list(target.ops) == [c[1], c[2], c[3], c[0]]
     with pytest.raises(ValueError, match="not consecutive"):
         move_run([c[1], c[3]], Block())
+
+
+@pytest.mark.parametrize("order", [(1, 3, 0, 4), (4, 3, 2, 1, 0), (0, 2, 4), (5, 1, 6), (3, 1)])
+def test_move_ops_links_like_detach_then_add_op(order: tuple[int, ...]) -> None:
+    """`move_ops` against xDSL's `detach` and `add_op`, op by op, on two copies: ops of
+    a block in any order, some of them the block's ends, and ops in no block (5, 6),
+    onto a block holding an op already."""
+    results = []
+    for ours in (True, False):
+        c = [arith.ConstantOp(IntegerAttr(k, IndexType())) for k in range(8)]
+        source, target = Block(c[:5]), Block([c[7]])
+        moved = [c[k] for k in order]
+        if ours:
+            move_ops(moved, target)
+        else:
+            for op in moved:
+                if op.parent is not None:
+                    op.detach()
+                target.add_op(op)
+        links = [
+            (
+                c.index(op.prev_op) if op.prev_op else None,
+                c.index(op.next_op) if op.next_op else None,
+                op.parent is source,
+                op.parent is target,
+            )
+            for op in c
+        ]
+        ends = [source.first_op, source.last_op, target.first_op, target.last_op]
+        results.append((links, [c.index(op) if op else None for op in ends]))
+    assert results[0] == results[1]
+    with pytest.raises(ValueError, match="in the block already"):
+        move_ops([c[7]], target)
 
 
 def test_detach_ops_unlinks_like_detach() -> None:

@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from xdsl.dialects.builtin import IndexType
 
-from frontends.kernels import kernel_by_name
-from frontends.pypto import load_source
+from frontends.kernels import SEED_KERNELS, kernel_by_name
+from frontends.pypto import load_file, load_source
 from tileir.backends.numpy import run
 from tileir.dialect import pto
 from tileir.ir import make_context, parse_module
 from tileir.passes import stitch_effects
 from tileir.passes.loop_unroll import LoopUnrollPass
-from tileir.passes.stitch import Access, StitchPass, stitch_report
+from tileir.passes.stitch import Access, StitchPass, _priorities, _schedule, stitch_report
 from tileir.testing import SemanticsMismatch, check_pass, modules, random_inputs, run_kernel
 
 ROWS13 = """
@@ -310,6 +311,106 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
         if a.startswith("pto.set_") and b.startswith("pto.set_")
     ]
     assert pairs and all(p == ("pto.set_vec_tile_shapes", "pto.set_semantic_label") for p in pairs)
+
+
+# --------------------------------------------------------------------------- shared effects
+
+SHARED = """
+pto.kernel @shared(%x: memref<32x64xf32>, %y: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" unroll [2, 1] {
+    %c8 = arith.constant 8 : index
+    %c2 = arith.constant 2 : index
+    %m = arith.muli %i, %c8 : index
+    %s = arith.addi %i, %c8 : index
+    %d = arith.subi %s, %c2 : index
+    %m2 = arith.muli %i, %c2 : index
+    %a = pto.view %x[%m, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %b = pto.view %y[%m, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %c = pto.view %x[%m, 0] : memref<32x64xf32> -> tensor<2x8xf32>
+    %e = pto.view %x[%m, 8] : memref<32x64xf32> -> tensor<1x8xf32>
+    %f = pto.view %x[%s, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %g = pto.view %x[%d, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %h = pto.view %x[%m2, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %o = pto.view %out[%m, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %t = pto.view %a[0, 0] : tensor<1x8xf32> -> tensor<1x4xf32>
+    %k = pto.view %x[%m, 0] : memref<32x64xf32> -> tensor<1x8xf32>
+    %begin = pto.is_loop_begin %i
+    pto.assemble %a into %out[%m, 0] : tensor<1x8xf32>, memref<32x64xf32>
+    pto.assemble %b into %out[%s, 0] : tensor<1x8xf32>, memref<32x64xf32>
+    pto.assemble %c into %out[%m, 0] : tensor<2x8xf32>, memref<32x64xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("source", ["SHARED", *[k.name for k in SEED_KERNELS]])
+def test_shared_forms_and_effects_equal_the_computed_ones(source: str) -> None:
+    """`IndexForms` shares equal index forms and equal view / assemble effects between
+    ops (the copies of an unrolled body compute the same ones); each must equal what is
+    computed for the op alone, without sharing (`share=False`). SHARED has views that
+    differ in one thing only (the memory, the shape, a static offset, the form of the
+    dynamic offset, read against write), an op of a tile class that touches no tile,
+    and forms made by addi, subi and muli."""
+    if source == "SHARED":
+        module = parse_module(SHARED)
+    else:
+        module = load_file(next(k for k in SEED_KERNELS if k.name == source).path)
+    LoopUnrollPass().apply(make_context(), module)
+    shared = stitch_effects.IndexForms()
+    ops = [op for op in module.walk() if op.parent_op() is not None]
+    assert stitch_effects.effects_list(ops, shared) == [
+        stitch_effects.effects_of(op, stitch_effects.IndexForms(share=False)) for op in ops
+    ]
+    index = [v for op in ops for v in op.results if isinstance(v.type, IndexType)]
+    alone = stitch_effects.IndexForms(share=False)
+    assert [shared.of(v) for v in index] == [alone.of(v) for v in index]
+    if source == "SHARED":  # (the sharing happened: the comparison above tested it)
+        kinds = (pto.ViewOp, pto.AssembleOp)
+        assert len(shared.accesses) < sum(type(op) in kinds for op in ops)
+        assert shared.derived
+
+
+# --------------------------------------------------------------------------- the scheduler
+
+
+@given(st.lists(st.integers(0, 4), max_size=40), st.booleans())
+def test_priorities_order_as_the_tuples(ids: list[int], in_order: bool) -> None:
+    """The priority ints order the ops as the tuples (local position + iteration,
+    iteration, index) do, and each is its op's index modulo the number of ops; for
+    iterations in order (a group's usual case, computed by ranges) and not."""
+    if in_order:
+        ids = sorted(ids)
+    priority = _priorities(ids)
+    first = min(ids, default=0)
+    local = [ids[:n].count(i) for n, i in enumerate(ids)]
+    tuples = [(local[n] + ids[n] - first, ids[n] - first, n) for n in range(len(ids))]
+    n_ops = range(len(ids))
+    assert sorted(n_ops, key=lambda n: priority[n]) == sorted(n_ops, key=lambda n: tuples[n])
+    assert [p % len(ids) for p in priority] == list(n_ops)
+
+
+@given(st.data())
+def test_schedule_picks_the_ready_op_of_least_priority(data) -> None:
+    """`_schedule` against the rule it implements, applied by a scan: of the ops whose
+    predecessors are all placed, the one of least priority next."""
+    size = data.draw(st.integers(0, 30))
+    edges = data.draw(
+        st.sets(st.tuples(st.integers(0, max(size - 1, 0)), st.integers(0, max(size - 1, 0))))
+    )
+    preds = [{m for m, k in edges if m < k == n} for n in range(size)]
+    priority = [p * size + n for n, p in enumerate(data.draw(st.permutations(range(size))))]
+    succs: list[list[int]] = [[] for _ in range(size)]
+    for n, p in enumerate(preds):
+        for m in p:
+            succs[m].append(n)
+    expected: list[int] = []
+    while len(expected) < size:
+        ready = [n for n in range(size) if n not in expected and preds[n] <= set(expected)]
+        expected.append(min(ready, key=lambda n: priority[n]))
+    assert _schedule(succs, [len(p) for p in preds], priority) == expected
 
 
 # --------------------------------------------------------------------------- a planted bug

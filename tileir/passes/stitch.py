@@ -66,7 +66,8 @@ from __future__ import annotations
 
 import heapq
 import sys
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -95,10 +96,11 @@ from tileir.dialect.pto import (
     YieldOp,
 )
 from tileir.ir import (
-    append_ops,
     block_ops,
+    clone_ops,
     detach_ops,
     escaping_results,
+    move_ops,
     new_op,
     prepend_ops,
 )
@@ -111,7 +113,7 @@ from tileir.passes.stitch_effects import (
     IndexForms,
     Linear,
     Setting,
-    effects_of,
+    effects_list,
     setting_key,
 )
 
@@ -123,25 +125,27 @@ DEFAULT_MAX_FUNCTIONS = 128
 
 def _iteration_starts(block: Block, ops: Sequence[Operation], forms: IndexForms) -> dict[int, int]:
     """`arith.addi j, d` ops of a loop body (j its index, d > 0 a multiple of the
-    original step), by id: the k-th distinct d starts iteration k. The chunk loop's own
-    step is p times the original one, so the deltas are ranked rather than divided."""
+    original step), by position in `ops`: the k-th distinct d starts iteration k. The
+    chunk loop's own step is p times the original one, so the deltas are ranked rather
+    than divided."""
     loop = block.parent_op()
     if not isinstance(loop, LoopOp | LoopUnrollOp):
         return {}
     j = Linear(0, frozenset({(block.args[0], 1)}))
     keyed: dict[int, tuple[SSAValue | None, int]] = {}
-    for op in ops:
-        if type(op) is not arith.AddiOp:  # (isinstance on xDSL's ops is slow)
+    addi = arith.AddiOp
+    for n, op in enumerate(ops):
+        if type(op) is not addi:  # (isinstance on xDSL's ops is slow)
             continue
         delta = forms.of(op.result).plus(j, -1)
         if not delta.terms and delta.const > 0:
-            keyed[id(op)] = (None, delta.const)
+            keyed[n] = (None, delta.const)
         elif delta.const == 0 and len(delta.terms) == 1:
             ((v, c),) = delta.terms
             if c > 0 and not isinstance(v.owner, Block | arith.ConstantOp):
-                keyed[id(op)] = (v, c)
+                keyed[n] = (v, c)
             elif c > 0:
-                keyed[id(op)] = (v, c)
+                keyed[n] = (v, c)
     bases = {b for b, _ in keyed.values()}
     if len(bases) != 1:
         return {}  # not the shape loop-unroll writes: one group
@@ -159,12 +163,12 @@ def iteration_ids(
     starts = _iteration_starts(block, ops, forms or IndexForms())
     ids: list[int] = []
     current = 0
-    get = starts.get
-    for op in ops:
-        start = get(id(op))
-        if start is not None and start > current:
+    for n in sorted(starts):  # (runs of one iteration, not a look-up per op)
+        start = starts[n]
+        if start > current:
+            ids.extend([current] * (n - len(ids)))
             current = start
-        ids.append(current)
+    ids.extend([current] * (len(ops) - len(ids)))
     return ids
 
 
@@ -238,7 +242,7 @@ class _SettingsPlan:
 
     @staticmethod
     def of(ops: Sequence[Operation], forms: IndexForms) -> _SettingsPlan:
-        effects = [effects_of(op, forms) for op in ops]
+        effects = effects_list(ops, forms)
         state: dict[str, Setting] = dict.fromkeys(KINDS)
         unknown: set[str] = set()
         written: set[str] = set()
@@ -275,33 +279,42 @@ class _SettingsPlan:
 
         def establish(kind: str, value: Setting) -> None:
             if current[kind] != value:
-                out.append(source[value].clone())
+                out.append(clone_ops((source[value],), {})[0])
                 current[kind] = value
 
         # (not the set `reads` itself: its order varies with the hash seed)
         kinds = [k for k in KINDS if k in remat]
+        # per `Effects` object (most are shared by many ops), the kinds it reads
+        # that are re-established, in `kinds`' order
+        reading: dict[int, tuple[Effects, list[str]]] = {}
+        settings = SETTINGS
         for n in order:
             op = ops[n]
-            if SETTINGS.get(type(op)) in remat:
+            fx = effects[n]
+            writes = fx.writes
+            # (a setting writes its kind: only an op that writes can be one)
+            if writes and settings.get(type(op)) in remat:
                 op.detach()
                 op.erase()
                 continue
-            fx = effects[n]
-            reads = fx.reads
-            if reads:
-                before = need[n]
-                for kind in kinds:
-                    if kind in reads:
+            if fx.reads:
+                hit = reading.get(id(fx))
+                if hit is None:
+                    reads = fx.reads
+                    hit = reading[id(fx)] = (fx, [k for k in kinds if k in reads])
+                if hit[1]:
+                    before = need[n]
+                    for kind in hit[1]:
                         value = before[kind]
                         now = current[kind]
                         # (`establish`, inlined: most reads find the value in force,
                         # often the very same key)
                         if now is not value and now != value:
-                            out.append(source[value].clone())
+                            out.append(clone_ops((source[value],), {})[0])
                             current[kind] = value
             out.append(op)
-            if fx.writes:
-                for kind, value in fx.writes.items():
+            if writes:
+                for kind, value in writes.items():
                     if kind in remat:
                         current[kind] = value
         for kind in sorted(self.remat):
@@ -311,12 +324,18 @@ class _SettingsPlan:
 
 def _dependencies(
     ops: Sequence[Operation], forms: IndexForms, plan: _SettingsPlan
-) -> list[set[int]]:
-    """For each op, the indices of the earlier ops it must stay after."""
+) -> tuple[list[list[int]], list[int]]:
+    """The order constraints of `ops`: for each op, the later ops that must stay after
+    it (each once), and the number of earlier ops it must stay after."""
     # (keyed by id: xDSL's `Operation.__hash__` is Python code)
     position = {id(op): n for n, op in enumerate(ops)}
     block = ops[0].parent if ops else None
-    preds: list[set[int]] = [set() for _ in ops]
+    size = len(ops)
+    succs: list[list[int]] = [[] for _ in ops]
+    waiting = [0] * size
+    # recorded[m] == n: the edge m -> n is in `succs` already (edges are kept in lists,
+    # not a set per op: most come from operands, and an op uses few values)
+    recorded = [-1] * size
     # per buffer (by id): its accesses so far, and its writes so far
     by_buffer: dict[int, tuple[list[tuple[int, Access]], list[tuple[int, Access]]]] = {}
     # A kind no op of the group sets orders nothing (its readers only wait for a
@@ -339,7 +358,7 @@ def _dependencies(
     effects = plan.effects
     outside: dict[int, tuple[SSAValue, int | None]] = {}
     for n, op in enumerate(ops):
-        deps = preds[n]
+        count = 0
         operands = (
             [v for inner in op.walk() for v in inner._operands] if op.regions else op._operands
         )
@@ -352,9 +371,19 @@ def _dependencies(
                 if hit is None:
                     hit = outside[id(operand)] = (operand, top_level(operand))
                 p = hit[1]
-            if p is not None and p != n:
-                deps.add(p)
+                if p is None:
+                    continue
+            if p != n and recorded[p] != n:
+                recorded[p] = n
+                succs[p].append(n)
+                count += 1
         fx = effects[n]
+        if last_barrier is None and not fx.barrier and not fx.accesses:
+            if not orders or not (fx.reads or fx.writes):
+                waiting[n] = count
+                continue
+        # the other constraints, gathered in a set first
+        deps: set[int] = set()
         if last_barrier is not None:
             deps.add(last_barrier)
         if fx.barrier:
@@ -381,8 +410,14 @@ def _dependencies(
             for order in orders:
                 if order.kind in reads or order.kind in writes:  # (else `add` does nothing)
                     order.add(n, fx, deps)
-            deps.discard(n)  # (the other edges above never point at `n` itself)
-    return preds
+        deps.discard(n)  # (only a setting order can point at `n` itself)
+        for m in deps:
+            if recorded[m] != n:
+                recorded[m] = n
+                succs[m].append(n)
+                count += 1
+        waiting[n] = count
+    return succs, waiting
 
 
 def interleave(
@@ -390,37 +425,70 @@ def interleave(
 ) -> list[int]:
     """A dependency-respecting order of `ops` that pairs op p of iteration k with op p-1
     of iteration k+1 (the smallest `local position + iteration` first)."""
-    preds = _dependencies(ops, forms, plan)
-    size = len(ops)
-    succs: list[list[int]] = [[] for _ in ops]
-    waiting = [len(p) for p in preds]
-    for n, p in enumerate(preds):
-        for m in p:
-            succs[m].append(n)
-    first = min(ids) if ids else 0
-    span = max(ids) - first + 1 if ids else 1
-    # The priority (local position + iteration, iteration, index) as one int, ordered
-    # as the tuple is (each part is below the factor it is multiplied by): the heap
-    # then compares ints and makes no tuple per op.
+    succs, waiting = _dependencies(ops, forms, plan)
+    order = _schedule(succs, waiting, _priorities(ids))
+    assert len(order) == len(ops), "stitch: dependency cycle"
+    return order
+
+
+def _priorities(ids: Sequence[int]) -> list[int]:
+    """Per op (`ids`: their iterations), the priority (local position + iteration,
+    iteration, index) as one int, ordered as the tuple is (each part is below the
+    factor it is multiplied by): the heap then compares ints and makes no tuple per op."""
+    size = len(ids)
+    if not size:
+        return []
+    first = min(ids)
+    span = max(ids) - first + 1
     priority: list[int] = []
+    if ids == sorted(ids):
+        # The common case, a group's iterations one after the other: within the run of
+        # iteration i starting at index `start`, local = n - start, so the priority
+        # grows by span * size + 1 from one op to the next (a range per iteration).
+        step = span * size + 1
+        for i in sorted(set(ids)):
+            start, end = bisect_left(ids, i), bisect_right(ids, i)
+            low = (i - first) * (span + 1) * size + start
+            priority.extend(range(low, low + (end - start) * step, step))
+        return priority
     counts: dict[int, int] = {}
     for n, i in enumerate(ids):
         local = counts.get(i, 0)
         counts[i] = local + 1
         priority.append(((local + i - first) * span + (i - first)) * size + n)
+    return priority
+
+
+def _schedule(succs: Sequence[list[int]], waiting: list[int], priority: list[int]) -> list[int]:
+    """The list schedule: repeatedly the ready op (no earlier op left to wait for,
+    `waiting` counts them down) of the smallest priority (distinct ints >= 0, the op's
+    index modulo the number of ops)."""
+    size = len(priority)
     heap = [priority[n] for n in range(size) if not waiting[n]]
+    if not heap:
+        return []
     heapq.heapify(heap)
     order: list[int] = []
-    pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        n = pop(heap) % size
+    pop, push, pushpop = heapq.heappop, heapq.heappush, heapq.heappushpop
+    item = pop(heap)
+    while True:
+        n = item % size
         order.append(n)
+        held = -1  # the last op made ready, pushed and popped in one step below
         for s in succs[n]:
             waiting[s] -= 1
             if not waiting[s]:
-                push(heap, priority[s])
-    assert len(order) == len(ops), "stitch: dependency cycle"
-    return order
+                if held >= 0:
+                    push(heap, held)
+                held = priority[s]
+        if held >= 0:
+            # (push, then pop the smallest: without a heap operation when `held` is
+            # below every item in it, as along a chain of dependent ops)
+            item = pushpop(heap, held)
+        elif heap:
+            item = pop(heap)
+        else:
+            return order
 
 
 # --------------------------------------------------------------------------- the report
@@ -492,28 +560,6 @@ def stitch_report(module: Operation, parallelism: int = 1) -> StitchReport:
 # --------------------------------------------------------------------------- rewriting
 
 
-def _drop_repeated_settings(ops: Iterable[Operation], rewriter: PatternRewriter) -> list[Operation]:
-    """Erase settings that repeat the one in force; they are no-ops, and keeping them
-    would order every op of one iteration before the next iteration's ops."""
-    current: dict[str, tuple[object, ...] | None] = {}
-    kept: list[Operation] = []
-    for op in ops:
-        kind = SETTINGS.get(type(op))
-        if kind is not None:
-            key = setting_key(op)
-            if current.get(kind) == key:
-                rewriter.erase(op)
-                continue
-            current[kind] = key
-        elif op.regions:
-            for inner in op.walk():
-                inner_kind = SETTINGS.get(type(inner))
-                if inner_kind is not None:
-                    current[inner_kind] = None
-        kept.append(op)
-    return kept
-
-
 _I64_ATTRS: dict[int, IntegerAttr] = {}
 
 
@@ -537,13 +583,12 @@ def _wrap(
     dropped settings, plus re-inserted ones) right after `anchor` in `parent` (the op
     before the group, None: at the start); values used after it leave it as results."""
     members = {id(op) for op in ops}
-    escaping = escaping_results(ops, parent)
-    detach_ops(new_order)
+    escaping = escaping_results(ops, parent, members)
     yield_op = new_op(YieldOp, escaping, (), {}, {}, UNKNOWN_LOC)
     # The body is filled while the stitch hangs in no tree: xDSL checks on every
     # `add_op` that the op is not an ancestor of the block, a walk up to the root.
     block = Block()
-    append_ops(block, [*new_order, yield_op])  # (detached ops, a new block)
+    move_ops([*new_order, yield_op], block)  # (a new block)
     # `StitchOp(size, most, block, types)`, without the IRDL argument processing
     stitch = new_op(
         StitchOp,
@@ -593,37 +638,65 @@ class StitchLoopBody(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoopOp | LoopUnrollOp):
             return
+        self.rewrite_body(op, block_ops(op.body.block))
+
+    def rewrite_body(self, op: LoopOp | LoopUnrollOp, ops: list[Operation]) -> None:
+        """The rewrite of the loop `op` whose body holds `ops` (listed by the caller)."""
         block = op.body.block
-        ops = block_ops(block)  # (listed once)
         ids = iteration_ids(block, self.forms, ops)
         if not ids or max(ids) == 0:
             return
-        iteration_of = {id(o): i for o, i in zip(ops, ids)}  # (Python __hash__)
         # Constants go first: moving them earlier is always legal, and they are then
         # shared by the groups instead of leaving one as a result. Moving them keeps
         # the other ops' order, so their iterations stay as computed here.
         constants: list[Operation] = []
-        by_group: dict[int, list[Operation]] = {}
-        for o in ops:
+        # per group: its ops, their iterations, and the settings in force in it
+        by_group: dict[int, tuple[list[Operation], list[int], dict[str, Setting]]] = {}
+        most = self.max_functions
+        constant, terminator, settings = arith.ConstantOp, YieldOp, SETTINGS
+        for o, i in zip(ops, ids):
             kind = type(o)  # (isinstance on xDSL's ABC-based classes is slow)
-            if kind is arith.ConstantOp:
+            if kind is constant:
                 constants.append(o)
-            elif kind is not YieldOp:
-                by_group.setdefault(iteration_of[id(o)] // self.max_functions, []).append(o)
+                continue
+            if kind is terminator:
+                continue
+            entry = by_group.get(i // most)
+            if entry is None:
+                entry = by_group[i // most] = ([], [], {})
+            # A setting that repeats the one in force in its group is erased: it is a
+            # no-op, and keeping it would order every op of one iteration before the
+            # next iteration's ops.
+            setting = settings.get(kind)
+            if setting is not None:
+                key = setting_key(o)
+                current = entry[2]
+                if current.get(setting) == key:
+                    # (a setting has no results, operands or regions: what `erase` is)
+                    detach_ops((o,))
+                    o.erase()
+                    continue
+                current[setting] = key
+            elif o.regions:
+                for inner in o.walk():
+                    inner_kind = settings.get(type(inner))
+                    if inner_kind is not None:
+                        entry[2][inner_kind] = None
+            entry[0].append(o)
+            entry[1].append(i)
         detach_ops(constants)
         # (each constant used to be moved to the top in turn: the order reverses)
         prepend_ops(block, constants[::-1])
-        for group in by_group.values():
-            group = _drop_repeated_settings(group, rewriter)
+        for group, group_ids, _ in by_group.values():
             if not group:
                 continue
-            members = sorted({iteration_of[id(o)] for o in group})
+            members = sorted(set(group_ids))
             # where the group goes (before `emit`, which may erase its first op)
             anchor = group[0].prev_op
             new_order = list(group)
             if self.interleave and len(members) > 1:
                 plan = _SettingsPlan.of(group, self.forms)
-                order = interleave(group, [iteration_of[id(o)] for o in group], self.forms, plan)
+                order = interleave(group, group_ids, self.forms, plan)
                 new_order = plan.emit(group, order)
             _wrap(group, new_order, len(members), self.max_functions, block, anchor)
 
@@ -648,19 +721,25 @@ def _kernel_max_functions(kernel: KernelOp) -> int | None:
     return None
 
 
-def _loops_inner_first(root: Operation) -> list[LoopOp | LoopUnrollOp]:
+def _loops_inner_first(root: Operation) -> list[tuple[LoopOp | LoopUnrollOp, list[Operation]]]:
     """The loops inside `root`, every loop after the loops nested in it (collected
-    up front, without visiting the ops of a body one by one as a rewrite walk would)."""
-    loops: list[LoopOp | LoopUnrollOp] = []
+    up front, without visiting the ops of a body one by one as a rewrite walk would),
+    each with the ops of its body. (Those stay the ops of the body until the loop is
+    rewritten: a rewrite changes the body of its own loop only, and a loop comes after
+    the loops nested in it.)"""
+    loops: list[tuple[LoopOp | LoopUnrollOp, list[Operation]]] = []
 
     def visit(op: Operation) -> None:
+        listed: tuple[Block | None, list[Operation]] = (None, [])
         for region in op.regions:
             for block in region.blocks:
-                for child in block_ops(block):
+                listed = (block, block_ops(block))
+                for child in listed[1]:
                     if child.regions:
                         visit(child)
         if isinstance(op, LoopOp | LoopUnrollOp):
-            loops.append(op)
+            block = op.body.block
+            loops.append((op, listed[1] if listed[0] is block else block_ops(block)))
 
     visit(root)
     return loops
@@ -706,8 +785,8 @@ class StitchPass(ModulePass):
             # whole, inner groups included; once over the IR (the groups it makes are
             # not loops to stitch again).
             pattern = StitchLoopBody(most, self.interleave)
-            for loop in _loops_inner_first(kernel):
-                pattern.match_and_rewrite(loop, PatternRewriter(loop))
+            for loop, body in _loops_inner_first(kernel):
+                pattern.rewrite_body(loop, body)
             _set_runtime_option(kernel, most)
         if self.report:
             print(stitch_report(op, self.parallelism).summary(), file=sys.stderr)

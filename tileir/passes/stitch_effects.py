@@ -87,12 +87,23 @@ class IndexForms:
     the key's object kept alive by the entry: xDSL's `__hash__` is Python code, or
     hashes an attribute's whole contents.)"""
 
-    def __init__(self) -> None:
+    def __init__(self, share: bool = True) -> None:
         self.memo: dict[int, tuple[SSAValue, Linear]] = {}
         self.ints: dict[int, Linear] = {}
         self.statics: dict[int, tuple[Attribute, tuple[int, ...]]] = {}
         self.traces: dict[int, tuple[SSAValue, SSAValue, bool]] = {}
         self.memrefs: dict[type[Attribute], bool] = {}
+        self.share = share
+        """Whether equal forms and equal accesses are made once and shared (off: every
+        form and every view's or assemble's effects computed anew, the reference the
+        tests compare the shared ones with)."""
+        self.derived: dict[tuple[object, ...], tuple[Linear, Linear, Linear]] = {}
+        """`a + b`, `a - b`, `a * b` by (op class, id(a), id(b)), with a and b kept alive:
+        the copies of one loop body that `loop-unroll` makes compute the same forms from
+        the same (shared) forms of their operands."""
+        self.accesses: dict[tuple[object, ...], tuple[tuple[object, ...], Effects]] = {}
+        """The effects of a view or assemble by what they are made of (the key of
+        `_shared_access_effects`), with those objects kept alive."""
 
     def is_memref(self, t: Attribute) -> bool:
         """`isinstance(t, MemRefType)`, once per attribute class."""
@@ -137,21 +148,36 @@ class IndexForms:
         if kind is arith.ConstantOp:
             c = constant_index(value)
             if c is not None:
-                return Linear(c)
-        elif kind is arith.AddiOp:
-            lhs, rhs = op._operands
-            return self.of(lhs).plus(self.of(rhs))
-        elif kind is arith.SubiOp:
-            lhs, rhs = op._operands
-            return self.of(lhs).plus(self.of(rhs), -1)
-        elif kind is arith.MuliOp:
+                return self.of(c) if self.share else Linear(c)
+        elif kind is arith.AddiOp or kind is arith.SubiOp or kind is arith.MuliOp:
             lhs, rhs = op._operands
             a, b = self.of(lhs), self.of(rhs)
-            if not b.terms:
-                return a.scaled(b.const)
-            if not a.terms:
-                return b.scaled(a.const)
+            if not self.share:
+                form = self._combine(kind, a, b)
+                return form if form is not None else Linear(0, frozenset({(value, 1)}))
+            key = (kind, id(a), id(b))
+            hit = self.derived.get(key)
+            if hit is not None:
+                return hit[2]
+            form = self._combine(kind, a, b)
+            if form is not None:  # (an opaque product is its own value's: not shared)
+                self.derived[key] = (a, b, form)
+                return form
         return Linear(0, frozenset({(value, 1)}))
+
+    @staticmethod
+    def _combine(kind: type[Operation], a: Linear, b: Linear) -> Linear | None:
+        """The form of `a + b`, `a - b` or `a * b` (`kind`), None for a product of two
+        forms with terms (not linear)."""
+        if kind is arith.AddiOp:
+            return a.plus(b)
+        if kind is arith.SubiOp:
+            return a.plus(b, -1)
+        if not b.terms:
+            return a.scaled(b.const)
+        if not a.terms:
+            return b.scaled(a.const)
+        return None
 
 
 # --------------------------------------------------------------------------- effects
@@ -346,10 +372,9 @@ def effects_of(top: Operation, forms: IndexForms) -> Effects:
             return other
         cls = type(top)
         if cls is ViewOp or cls is AssembleOp:
-            access = _view_access(top, forms) if cls is ViewOp else _assemble_access(top, forms)
-            # what the loop below makes of one view or assemble, without the loop
-            reads = _class_reads(cls) if _touches_tile(top) else ()
-            return Effects([access] if access is not None else [], {}, set(reads))
+            if forms.share:
+                return _shared_access_effects(top, cls, forms)
+            return _access_effects(top, cls, forms)
     fx = Effects()
     definite: set[str] = set()
     for op in top.walk() if top.regions else (top,):
@@ -387,6 +412,88 @@ def effects_of(top: Operation, forms: IndexForms) -> Effects:
             if unknown:
                 fx.barrier = True
     return fx
+
+
+def effects_list(ops: Sequence[Operation], forms: IndexForms) -> list[Effects]:
+    """`[effects_of(op, forms) for op in ops]`, the cases that make no new `Effects`
+    (the shared ones of a class, a view's or assemble's shared ones) taken without a
+    call of `effects_of` per op."""
+    out: list[Effects] = []
+    append = out.append
+    by_class = _BY_CLASS
+    share = forms.share
+    touches = _touches_tile
+    is_tile = _IS_TILE.get
+    for top in ops:
+        if not top.regions:
+            cls = type(top)
+            shared = by_class.get(cls, False)
+            if shared is None:
+                if share and (cls is ViewOp or cls is AssembleOp):
+                    append(_shared_access_effects(top, cls, forms))
+                    continue
+            elif shared is not False:
+                tile, other = shared  # type: ignore[misc]
+                if tile is not other:
+                    # (`_touches_tile`'s first test, inlined: a tile op's first result)
+                    results = top.results
+                    if not (results and is_tile(type(_item(results, 0)._type))):
+                        tile = tile if touches(top) else other
+                append(tile)
+                continue
+        append(effects_of(top, forms))
+    return out
+
+
+def _access_effects(top: Operation, cls: type[Operation], forms: IndexForms) -> Effects:
+    """What the loop of `effects_of` makes of one view or assemble, without the loop."""
+    access = _view_access(top, forms) if cls is ViewOp else _assemble_access(top, forms)
+    reads = _class_reads(cls) if _touches_tile(top) else ()
+    return Effects([access] if access is not None else [], {}, set(reads))
+
+
+def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexForms) -> Effects:
+    """`_access_effects`, made once per distinct key and shared (read-only): the copies
+    of a loop body read and write the same windows of the same memory, often as many
+    times as there are copies. The key holds all that `_access_effects` reads: the
+    class, whether the op touches a tile, the memory operand, the static shape, the
+    static offsets and segment sizes (by value: their element type and bytes, read
+    without decoding the array), and the forms of all the index operands (shared
+    objects, `IndexForms.derived`; by identity)."""
+    operands = top._operands
+    properties = top.properties
+    if cls is ViewOp:
+        memory = _item(operands, 0)
+        if not forms.is_memref(memory._type):  # (a view of a tile: no access to share)
+            return _access_effects(top, cls, forms)
+        (result,) = top.results
+        shape = forms.static(result._type)  # type: ignore[arg-type]
+        segments = properties["operandSegmentSizes"]
+        dynamic = _item(operands, slice(1, None))
+    else:
+        memory = _item(operands, 1)
+        shape = forms.static(_item(operands, 0)._type)  # type: ignore[arg-type]
+        segments = None
+        dynamic = _item(operands, slice(2, None))
+    offsets = properties["static_offsets"]
+    of = forms.of
+    dynamic_forms = tuple([of(v) for v in dynamic])
+    key = (
+        cls,
+        _touches_tile(top),
+        id(memory),
+        shape,
+        id(offsets.elt_type),  # type: ignore[attr-defined]
+        offsets.data.data,  # type: ignore[attr-defined]
+        id(segments.elt_type) if segments is not None else None,  # type: ignore[attr-defined]
+        segments.data.data if segments is not None else None,  # type: ignore[attr-defined]
+        *[id(f) for f in dynamic_forms],
+    )
+    hit = forms.accesses.get(key)
+    if hit is None:
+        alive = (memory, offsets, segments, dynamic_forms)
+        hit = forms.accesses[key] = (alive, _access_effects(top, cls, forms))
+    return hit[1]
 
 
 def _view_access(op: Operation, forms: IndexForms) -> Access | None:
