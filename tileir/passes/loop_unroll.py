@@ -55,8 +55,8 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import UNKNOWN_LOC, IndexType, IntegerAttr, ModuleOp, StringAttr, i1
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import UNKNOWN_LOC, IndexType, IntegerAttr, ModuleOp, i1
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -284,16 +284,15 @@ def _plan(
 
 def _new_chunk_loop(loop: LoopOp | LoopUnrollOp, c: _ChunkLoop) -> tuple[LoopOp, SSAValue]:
     """`LoopOp(c.lb, c.ub, c.step, name=<chunk name>, idx_name=<loop's>, parallel=<loop's>)`
-    with an empty body, made by `new_op` (the properties `LoopOp.__init__` sets, in its
-    order; a test compares the two): xDSL's IRDL init costs ~60 us an op, most of the
-    time of a small chunk loop."""
+    with an empty body, made by `new_op` with `LoopOp.header_properties` (a test compares
+    the two): xDSL's IRDL init costs ~60 us an op, most of the time of a small chunk loop."""
     name = loop.loop_name.data if loop.loop_name is not None else None
-    properties: dict[str, Attribute] = {"name": StringAttr(chunk_name(name, c.factor))}
-    if loop.idx_name is not None:
-        properties["idx_name"] = loop.idx_name
-    # chunks of independent iterations are independent: `parallel` carries over
-    if loop.parallel is not None:
-        properties["parallel"] = loop.parallel
+    properties = LoopOp.header_properties(
+        chunk_name(name, c.factor),
+        loop.idx_name.data if loop.idx_name is not None else None,
+        # chunks of independent iterations are independent: `parallel` carries over
+        parallel=loop.parallel is not None,
+    )
     body = Region(Block(arg_types=(_INDEX,)))
     new = new_op(LoopOp, (c.lb, c.ub, c.step), (), properties, {}, UNKNOWN_LOC, (body,))
     j = new.induction_var

@@ -531,14 +531,29 @@ class _LoopBase(IRDLOperation):
             body = Region(body)
         super().__init__(
             operands=[lower_bound, upper_bound, step],
-            properties={
-                "name": StringAttr(name) if name is not None else None,
-                "idx_name": StringAttr(idx_name) if idx_name is not None else None,
-                "unroll_list": _i64_array(unroll_list) if unroll_list else None,
-                "parallel": UnitAttr() if parallel else None,
-            },
+            properties=self.header_properties(name, idx_name, unroll_list, parallel),
             regions=[body],
         )
+
+    @staticmethod
+    def header_properties(
+        name: str | None = None,
+        idx_name: str | None = None,
+        unroll_list: Sequence[int] | None = None,
+        parallel: bool = False,
+    ) -> dict[str, Attribute]:
+        """The properties a loop with this header holds, in their order (also what
+        `loop-unroll` gives the chunk loops it makes without `__init__`)."""
+        properties: dict[str, Attribute] = {}
+        if name is not None:
+            properties["name"] = StringAttr(name)
+        if idx_name is not None:
+            properties["idx_name"] = StringAttr(idx_name)
+        if unroll_list:
+            properties["unroll_list"] = _i64_array(unroll_list)
+        if parallel:
+            properties["parallel"] = UnitAttr()
+        return properties
 
 
 @irdl_op_definition
