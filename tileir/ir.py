@@ -240,16 +240,8 @@ def move_ops(ops: Iterable[Operation], block: Block) -> None:
         source = op.parent
         if source is block:
             raise ValueError("move_ops: an op is in the block already")
-        if source is not None:  # (`_unlink(source, op, op)`, inlined)
-            before, after = op._prev_op, op._next_op
-            if before is None:
-                source._first_op = after
-            else:
-                before._next_op = after
-            if after is None:
-                source._last_op = before
-            else:
-                after._prev_op = before
+        if source is not None:
+            _unlink(source, op, op)
         op.parent = block
         op._prev_op = last
         if last is None:
