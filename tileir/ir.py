@@ -235,23 +235,7 @@ def move_ops(ops: Iterable[Operation], block: Block) -> None:
     """`detach_ops(ops)` then `append_ops(block, ops)`, in one pass over the ops: each
     op is taken out of its block, if it is in one, and linked in at the end of
     `block`, which must be none of theirs and held by none of them (a new block)."""
-    last = block._last_op
-    for op in ops:
-        source = op.parent
-        if source is block:
-            raise ValueError("move_ops: an op is in the block already")
-        if source is not None:
-            _unlink(source, op, op)
-        op.parent = block
-        op._prev_op = last
-        if last is None:
-            block._first_op = op
-        else:
-            last._next_op = op
-        last = op
-    if last is not None:
-        last._next_op = None
-        block._last_op = last
+    _link_in(block, ops, block._last_op, None, take=True)
 
 
 def escaping_results(
@@ -283,14 +267,24 @@ def escaping_results(
 
 
 def _link_in(
-    block: Block, ops: Iterable[Operation], before: Operation | None, after: Operation | None
+    block: Block,
+    ops: Iterable[Operation],
+    before: Operation | None,
+    after: Operation | None,
+    take: bool = False,
 ) -> None:
     """Link `ops`, in order, into `block` between the neighbours `before` and `after`
-    (None at an end of the block). An op already in a block is refused."""
+    (None at an end of the block). An op already in a block is refused, or with `take`
+    first unlinked from it (from `block` itself: refused)."""
     last = before
     for op in ops:
-        if op.parent is not None:
-            raise ValueError("Can't add to a block an operation already attached to a block.")
+        source = op.parent
+        if source is not None:
+            if not take:
+                raise ValueError("Can't add to a block an operation already attached to a block.")
+            if source is block:
+                raise ValueError("move_ops: an op is in the block already")
+            _unlink(source, op, op)
         op.parent = block
         op._prev_op = last
         if last is None:
