@@ -142,9 +142,7 @@ def _iteration_starts(block: Block, ops: Sequence[Operation], forms: IndexForms)
             keyed[n] = (None, delta.const)
         elif delta.const == 0 and len(delta.terms) == 1:
             ((v, c),) = delta.terms
-            if c > 0 and not isinstance(v.owner, Block | arith.ConstantOp):
-                keyed[n] = (v, c)
-            elif c > 0:
+            if c > 0:
                 keyed[n] = (v, c)
     bases = {b for b, _ in keyed.values()}
     if len(bases) != 1:
