@@ -180,6 +180,28 @@ def block_ops(block: Block) -> list[Operation]:
     return ops
 
 
+def walk_list(op: Operation, out: list[Operation] | None = None) -> list[Operation]:
+    """`list(op.walk())`: `op` and every op inside it, in pre-order (program order),
+    following the blocks' and ops' links (xDSL's walk is a generator per region, block
+    and op; `stitch` lists the contents of every region op it moves). `out`: a list to
+    append them to (returned)."""
+    if out is None:
+        out = []
+    out.append(op)
+    for region in op.regions:
+        block = region._first_block
+        while block is not None:
+            child = block._first_op
+            while child is not None:
+                if child.regions:
+                    walk_list(child, out)
+                else:
+                    out.append(child)
+                child = child._next_op
+            block = block._next_block
+    return out
+
+
 def _unlink(block: Block, first: Operation, last: Operation) -> None:
     """Take the ops `first` .. `last` (consecutive in `block`) out of `block`'s list;
     their own links to each other and to their old neighbours are left to the caller."""

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, OpResult
 
 from frontends.kernels import SEED_KERNELS
-from frontends.pypto import load_source
+from frontends.pypto import load_file, load_source
 from tileir.dialect import pto
 from tileir.ir import (
     CopyTemplate,
@@ -27,8 +27,9 @@ from tileir.ir import (
     parse_module,
     prepend_ops,
     print_module,
+    walk_list,
 )
-from tileir.passes import parse_pipeline
+from tileir.passes import apply_pipeline, parse_pipeline
 
 SOURCE = """
 pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
@@ -225,6 +226,16 @@ def test_detach_ops_unlinks_like_detach() -> None:
     assert list(block.ops) == [c[1]] and block.first_op is c[1] and block.last_op is c[1]
     assert c[1].prev_op is None and c[1].next_op is None
     assert all(op.parent is None and op.prev_op is None and op.next_op is None for op in c[::2])
+
+
+@pytest.mark.parametrize("seed", SEED_KERNELS, ids=[k.name for k in SEED_KERNELS])
+def test_walk_list_is_xdsls_walk(seed) -> None:
+    """`walk_list(op)` lists what `op.walk()` yields, in its order, for every op of the
+    seed kernels after `default` (stages, loops, branches, stitch groups nested)."""
+    module = load_file(seed.path)
+    apply_pipeline(module, "default{unroll-factors=2}")
+    for op in module.walk():
+        assert walk_list(op) == list(op.walk())
 
 
 def _escaping_by_xdsl(run: list[Operation]) -> list:

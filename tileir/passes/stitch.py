@@ -260,7 +260,7 @@ class _SettingsPlan:
                         unknown.add(k)
                     state[k] = v
                 missing = {k for k, v in state.items() if v is None}
-                for inner in op.walk() if op.regions else (op,):
+                for inner in forms.walk(op) if op.regions else (op,):
                     if type(inner) in SETTINGS:
                         source.setdefault(setting_key(inner), inner)
         remat = {k for k in written if k not in unknown and state[k] is not None}
@@ -357,9 +357,14 @@ def _dependencies(
     outside: dict[int, tuple[SSAValue, int | None]] = {}
     for n, op in enumerate(ops):
         count = 0
-        operands = (
-            [v for inner in op.walk() for v in inner._operands] if op.regions else op._operands
-        )
+        if op.regions:
+            # the operands of the ops inside, but for the values defined by those ops
+            # (their own top-level op is `op`: no edge)
+            nested = forms.walk(op)
+            inside = {id(inner) for inner in nested}
+            operands = [v for inner in nested for v in inner._operands if id(v.owner) not in inside]
+        else:
+            operands = op._operands
         for operand in operands:
             p = get(id(operand.owner))  # (the common case of `top_level`, inlined)
             if p is None:
@@ -641,6 +646,7 @@ class StitchLoopBody(RewritePattern):
     def rewrite_body(self, op: LoopOp | LoopUnrollOp, ops: list[Operation]) -> None:
         """The rewrite of the loop `op` whose body holds `ops` (listed by the caller)."""
         block = op.body.block
+        self.forms.walks.clear()
         ids = iteration_ids(block, self.forms, ops)
         if not ids or max(ids) == 0:
             return
@@ -676,7 +682,7 @@ class StitchLoopBody(RewritePattern):
                     continue
                 current[setting] = key
             elif o.regions:
-                for inner in o.walk():
+                for inner in self.forms.walk(o):
                     inner_kind = settings.get(type(inner))
                     if inner_kind is not None:
                         entry[2][inner_kind] = None

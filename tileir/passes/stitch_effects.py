@@ -41,6 +41,7 @@ from tileir.dialect.pto import (
     is_alias,
     memory_root,
 )
+from tileir.ir import walk_list
 from tileir.passes.known_effects import memref_effects
 
 _item = tuple.__getitem__
@@ -104,6 +105,17 @@ class IndexForms:
         self.accesses: dict[tuple[object, ...], tuple[tuple[object, ...], Effects]] = {}
         """The effects of a view or assemble by what they are made of (the key of
         `_shared_access_effects`), with those objects kept alive."""
+        self.walks: dict[int, tuple[Operation, list[Operation]]] = {}
+        """`walk_list(op)` of the region ops of the loop body being rewritten (cleared
+        for each body: `stitch` moves a body's ops, not what is inside them)."""
+
+    def walk(self, op: Operation) -> list[Operation]:
+        """`op` and the ops inside it in program order (`list(op.walk())`), listed once
+        per body: its settings, its effects and its operands each need them."""
+        hit = self.walks.get(id(op))
+        if hit is None:
+            hit = self.walks[id(op)] = (op, walk_list(op))
+        return hit[1]
 
     def is_memref(self, t: Attribute) -> bool:
         """`isinstance(t, MemRefType)`, once per attribute class."""
@@ -377,7 +389,7 @@ def effects_of(top: Operation, forms: IndexForms) -> Effects:
             return _access_effects(top, cls, forms)
     fx = Effects()
     definite: set[str] = set()
-    for op in top.walk() if top.regions else (top,):
+    for op in forms.walk(top) if top.regions else (top,):
         how, reads = _op_class(op)
         if how == "setting":
             kind = SETTINGS[type(op)]
@@ -394,12 +406,13 @@ def effects_of(top: Operation, forms: IndexForms) -> Effects:
                 fx.reads.update(reads)
         if how == "none":
             continue
-        if how == "view":
-            access = _view_access(op, forms)
-            if access is not None:
-                fx.accesses.append(access)
-        elif how == "assemble":
-            fx.accesses.append(_assemble_access(op, forms))
+        if how == "view" or how == "assemble":
+            # (a view or assemble inside a region op: the access its own effects hold)
+            cls = ViewOp if how == "view" else AssembleOp
+            if forms.share:
+                fx.accesses.extend(_shared_access_effects(op, cls, forms).accesses)
+            else:
+                fx.accesses.extend(_access_effects(op, cls, forms).accesses)
         elif how == "alloc":
             fx.accesses.append(Access(op.results[0], True, None))
         elif op.regions:  # region ops act through their contents, walked here too
