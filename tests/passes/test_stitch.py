@@ -373,6 +373,51 @@ def test_shared_forms_and_effects_equal_the_computed_ones(source: str) -> None:
         assert shared.derived
 
 
+STAGED = """
+pto.kernel @staged(%x: memref<16x8xf32>, %out: memref<16x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" unroll [2, 1] {
+    %off, %t = pto.stage vector label "a" tile [4, 8] {
+      %four = arith.constant 4 : index
+      %o = arith.muli %i, %four : index
+      %v = pto.view %x[%o, 0] : memref<16x8xf32> -> tensor<4x8xf32>
+      %e = pto.exp %v : tensor<4x8xf32>
+      pto.yield %o, %e : index, tensor<4x8xf32>
+    } -> index, tensor<4x8xf32>
+    pto.stage vector label "a" tile [4, 8] {
+      pto.assemble %t into %out[%off, 0] : tensor<4x8xf32>, memref<16x8xf32>
+      pto.yield
+    }
+  }
+}
+"""
+
+
+def test_stage_results_have_the_forms_their_bodies_yield() -> None:
+    """A stage runs its block once, inline, so an offset it passes out has the form of
+    the value yielded (`vc-split` computes offsets inside stages): the two unrolled
+    iterations' writes, rows [4i, 4i + 4) and [4i + 4, 4i + 8), are then disjoint (with
+    an opaque form per stage result they were ordered, as writes of unknown rows)."""
+    module = parse_module(STAGED)
+    LoopUnrollPass().apply(make_context(), module)
+    loop = next(op for op in module.walk() if isinstance(op, pto.LoopOp))
+    stages = [op for op in loop.body.block.ops if isinstance(op, pto.StageOp)]
+    assert len(stages) == 4  # (two per iteration)
+    i = loop.body.block.args[0]
+    for share in (True, False):
+        forms = stitch_effects.IndexForms(share=share)
+        assert forms.of(stages[0].outputs[0]) == stitch_effects.Linear(0, frozenset({(i, 4)}))
+        assert forms.of(stages[2].outputs[0]) == stitch_effects.Linear(4, frozenset({(i, 4)}))
+        (first,) = stitch_effects.effects_of(stages[1], forms).accesses
+        (second,) = stitch_effects.effects_of(stages[3], forms).accesses
+        assert first.write and second.write
+        assert first.disjoint(second) and second.disjoint(first)
+    # and the numpy back end computes the same before and after
+    check_pass("loop-unroll,stitch{max-functions=2}", parse_module(STAGED))
+
+
 # --------------------------------------------------------------------------- the scheduler
 
 

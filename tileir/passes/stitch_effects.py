@@ -83,7 +83,8 @@ class Linear:
 
 
 class IndexForms:
-    """Memoised `Linear` forms of index values (through constant, addi, subi, muli),
+    """Memoised `Linear` forms of index values (through constant, addi, subi, muli, and
+    the results of `pto.stage` / `pto.stitch`, the values their bodies yield),
     and of the static index lists and shapes the windows are made of. (Keyed by id,
     the key's object kept alive by the entry: xDSL's `__hash__` is Python code, or
     hashes an attribute's whole contents.)"""
@@ -175,6 +176,14 @@ class IndexForms:
             if form is not None:  # (an opaque product is its own value's: not shared)
                 self.derived[key] = (a, b, form)
                 return form
+        elif kind is StageOp or kind is StitchOp:
+            # Its one block runs once, inline: a result is the value the block yields
+            # (`vc-split` computes a stage's offsets inside it and passes them out).
+            block = op.regions[0]._first_block
+            last = block._last_op if block is not None else None
+            index = value.index  # type: ignore[attr-defined]
+            if type(last) is YieldOp and index < len(last._operands):
+                return self.of(_item(last._operands, index))
         return Linear(0, frozenset({(value, 1)}))
 
     @staticmethod
