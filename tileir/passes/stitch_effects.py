@@ -106,6 +106,12 @@ class IndexForms:
         self.accesses: dict[tuple[object, ...], tuple[tuple[object, ...], Effects]] = {}
         """The effects of a view or assemble by what they are made of (the key of
         `_shared_access_effects`), with those objects kept alive."""
+        self.access_statics: dict[tuple[object, ...], tuple[tuple[object, ...], object]] = {}
+        """`_static_access_key` of a view or assemble, by the class and the identity of
+        the attributes and the memory it is made of (those kept alive)."""
+        self.access_prefixes: dict[tuple[object, ...], tuple[tuple[object, ...], object]] = {}
+        """The distinct static keys, each one tuple (whose identity is part of the key
+        of `accesses`), with the objects whose ids it holds kept alive."""
         self.walks: dict[int, tuple[Operation, list[Operation]]] = {}
         """`walk_list(op)` of the region ops of the loop body being rewritten (cleared
         for each body: `stitch` moves a body's ops, not what is inside them)."""
@@ -478,28 +484,67 @@ def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexFor
     """`_access_effects`, made once per distinct key and shared (read-only): the copies
     of a loop body read and write the same windows of the same memory, often as many
     times as there are copies. The key holds all that `_access_effects` reads: the
-    class, whether the op touches a tile, the memory operand, the static shape, the
-    static offsets and segment sizes (by value: their element type and bytes, read
-    without decoding the array), and the forms of all the index operands (shared
-    objects, `IndexForms.derived`; by identity)."""
+    static part (`_static_access_key`: the class, whether the op touches a tile, the
+    memory, the static shape, offsets and segment sizes), found by the identity of the
+    attributes and the memory it is made of (the copies share those objects), and the
+    forms of all the index operands (shared objects, `IndexForms.derived`; by
+    identity)."""
+    operands = top._operands
+    properties = top.properties
+    offsets = properties["static_offsets"]
+    if cls is ViewOp:
+        memory = _item(operands, 0)
+        typed = _item(top.results, 0)._type
+        segments = properties["operandSegmentSizes"]
+        first = 1
+    else:
+        memory = _item(operands, 1)
+        typed = _item(operands, 0)._type
+        segments = None
+        first = 2
+    found = (cls, id(offsets), id(typed), id(memory), id(segments))
+    static = forms.access_statics.get(found)
+    if static is None:
+        alive = (offsets, typed, memory, segments)
+        static = forms.access_statics[found] = (alive, _static_access_key(top, cls, forms))
+    prefix = static[1]
+    if prefix is None:  # (a view of a tile: no access to share)
+        return _access_effects(top, cls, forms)
+    dynamic = _item(operands, slice(first, None))
+    if len(dynamic) == 1:  # (the common case, without the comprehensions)
+        form = forms.of(_item(dynamic, 0))
+        dynamic_forms: tuple[Linear, ...] = (form,)
+        key: tuple[int, ...] = (id(prefix), id(form))
+    else:
+        of = forms.of
+        dynamic_forms = tuple([of(v) for v in dynamic])
+        key = (id(prefix), *[id(f) for f in dynamic_forms])
+    hit = forms.accesses.get(key)
+    if hit is None:
+        alive = (prefix, dynamic_forms)
+        hit = forms.accesses[key] = (alive, _access_effects(top, cls, forms))
+    return hit[1]
+
+
+def _static_access_key(
+    top: Operation, cls: type[Operation], forms: IndexForms
+) -> tuple[object, ...] | None:
+    """What a view's or assemble's effects depend on besides its index operands, by
+    value, as one tuple per distinct value (`IndexForms.access_prefixes`); None for a
+    view of a tile (no access)."""
     operands = top._operands
     properties = top.properties
     if cls is ViewOp:
         memory = _item(operands, 0)
-        if not forms.is_memref(memory._type):  # (a view of a tile: no access to share)
-            return _access_effects(top, cls, forms)
-        (result,) = top.results
-        shape = forms.static(result._type)  # type: ignore[arg-type]
+        if not forms.is_memref(memory._type):
+            return None
+        shape = forms.static(_item(top.results, 0)._type)  # type: ignore[arg-type]
         segments = properties["operandSegmentSizes"]
-        dynamic = _item(operands, slice(1, None))
     else:
         memory = _item(operands, 1)
         shape = forms.static(_item(operands, 0)._type)  # type: ignore[arg-type]
         segments = None
-        dynamic = _item(operands, slice(2, None))
     offsets = properties["static_offsets"]
-    of = forms.of
-    dynamic_forms = tuple([of(v) for v in dynamic])
     key = (
         cls,
         _touches_tile(top),
@@ -509,13 +554,11 @@ def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexFor
         offsets.data.data,  # type: ignore[attr-defined]
         id(segments.elt_type) if segments is not None else None,  # type: ignore[attr-defined]
         segments.data.data if segments is not None else None,  # type: ignore[attr-defined]
-        *[id(f) for f in dynamic_forms],
     )
-    hit = forms.accesses.get(key)
+    hit = forms.access_prefixes.get(key)
     if hit is None:
-        alive = (memory, offsets, segments, dynamic_forms)
-        hit = forms.accesses[key] = (alive, _access_effects(top, cls, forms))
-    return hit[1]
+        hit = forms.access_prefixes[key] = (key, (memory, offsets.elt_type, segments))
+    return hit[0]
 
 
 def _view_access(op: Operation, forms: IndexForms) -> Access | None:
