@@ -14,8 +14,9 @@ the grouping explicit and checkable:
   position p next to iteration k+1's op at position p-1, a software-pipelined order) by a
   list scheduler that keeps every dependency: SSA uses; memory effects (two accesses to
   the same buffer of which one writes keep their order unless their static windows are
-  provably disjoint, so loop-carried workspace state such as online-softmax accumulators
-  is never reordered; distinct memref arguments are assumed not to alias, as PyPTO's
+  provably disjoint - offsets are followed through `arith` index arithmetic and out of
+  the `pto.stage`s `vc-split` computes them in - so loop-carried workspace state such
+  as online-softmax accumulators is never reordered; distinct memref arguments are assumed not to alias, as PyPTO's
   kernel tensors do not); the tile-shape / semantic-label settings, which are statements
   in program order: every moved op keeps the setting it had (matmul the cube tile shape,
   other tile ops the vector one, all the label) - a copy of the right setting is put in
