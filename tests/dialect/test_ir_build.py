@@ -487,8 +487,8 @@ pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
         pto.yield
       }
     }
-    %sum = scf.for %j = %c0 to %c4 step %c1 iter_args(%acc = %off_1) -> (index) {
-      %next = arith.addi %acc, %j : index
+    %sum = scf.for %j = %c0 to %c4 step %c1 iter_args(%7 = %off_1) -> (index) {
+      %next = arith.addi %7, %j : index
       scf.yield %next : index
     }
     %first = pto.is_loop_begin %i
@@ -512,7 +512,7 @@ pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
 """
 """A loop body after `vc-split`: a stage of several ops, a nested loop (its stage uses
 the inner index, a value of the body and one of the first stage), an `scf.for` with
-an accumulator (two block arguments), an `scf.if` with two results and both
+an accumulator (two block arguments, one unnamed), an `scf.if` with two results and both
 branches, a stitch group holding a stage."""
 
 
