@@ -9,8 +9,17 @@ import dataclasses
 import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Block, Operation, OpResult
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue, Use
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    region_def,
+    result_def,
+    var_operand_def,
+)
 
+import tileir.ir
 from frontends.kernels import SEED_KERNELS
 from frontends.pypto import load_file, load_source
 from tileir.dialect import pto
@@ -463,3 +472,203 @@ def test_copy_template_fills_irdl_defaults_like_create() -> None:
     assert stamped[0].properties == cloned[0].properties == reference.properties
     assert name in stamped[0].properties and name not in add.properties
     assert stamped[0].properties is not cloned[0].properties and list(block.ops) == [c, add]
+
+
+REGIONS = """
+pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  pto.loop %i = %c0 to %c4 step %c1 name "rows" {
+    %off_1 = arith.muli %i, %c8 : index
+    %y = pto.stage vector label "pre" tile [8, 64] {
+      pto.set_semantic_label "pre"
+      %a = pto.view %x[%off_1, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+      %e = pto.exp %a : tensor<8x64xf32>
+      %f = pto.add %e, %a : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+      pto.yield %f : tensor<8x64xf32>
+    } -> tensor<8x64xf32>
+    pto.loop %k = %c0 to %c4 step %c1 name "inner" {
+      %s = arith.addi %k, %off_1 : index
+      pto.stage vector label "in" tile [8, 64] {
+        %u = pto.view %x[%s, 0] : memref<32x64xf32> -> tensor<8x64xf32>
+        %v = pto.add %u, %y : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+        pto.assemble %v into %out[%k, 0] : tensor<8x64xf32>, memref<32x64xf32>
+        pto.yield
+      }
+    }
+    %sum = scf.for %j = %c0 to %c4 step %c1 iter_args(%7 = %off_1) -> (index) {
+      %next = arith.addi %7, %j : index
+      scf.yield %next : index
+    }
+    %first = pto.is_loop_begin %i
+    %r, %r2 = scf.if %first -> (index, index) {
+      %p = arith.addi %off_1, %c8 : index
+      scf.yield %p, %i : index, index
+    } else {
+      %q = arith.muli %i, %sum : index
+      scf.yield %c8, %q : index, index
+    }
+    pto.stitch size 1 max 4 {
+      pto.stage vector label "post" tile [8, 64] {
+        %w = pto.exp %y : tensor<8x64xf32>
+        pto.assemble %w into %out[%r, %r2] : tensor<8x64xf32>, memref<32x64xf32>
+        pto.yield
+      }
+      pto.yield
+    }
+  }
+}
+"""
+"""A loop body after `vc-split`: a stage of several ops, a nested loop (its stage uses
+the inner index, a value of the body and one of the first stage), an `scf.for` with
+an accumulator (two block arguments, one unnamed), an `scf.if` with two results and both
+branches, a stitch group holding a stage."""
+
+
+@irdl_op_definition
+class _OwnPostInitOp(IRDLOperation):
+    """An op of a class with its own `__post_init__` (`new_op` defers to `create`)."""
+
+    name = "test.own_post_init"
+    arg = operand_def(IndexType)
+    res = result_def(IndexType)
+    body = region_def()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+
+
+@irdl_op_definition
+class _AnyRegionsOp(IRDLOperation):
+    """An op whose region may hold any number of blocks."""
+
+    name = "test.any_regions"
+    args = var_operand_def()
+    body = region_def()
+
+
+def _with_odd_ops(module, how: str) -> None:
+    """Ops `CopyTemplate` leaves to `clone_ops`'s means, put into `REGIONS`'s body:
+    "create" an op of a class with its own `__post_init__` (with a region whose block
+    argument and ops are used inside it, and a result used after it) inside the inner
+    loop; "multi-block" a two-block region op at the top of the body and one inside
+    the first stage (which then goes whole to xDSL's `clone`)."""
+    loop = _loop(module)
+    i = loop.induction_var
+    inner = next(op for op in loop.body.block.ops if isinstance(op, pto.LoopOp))
+    if how == "create":
+        k = inner.induction_var
+        s = inner.body.block.first_op
+        block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = "a"
+        add = arith.AddiOp(block.args[0], k)
+        block.add_ops([add, arith.MuliOp(add.result, s.results[0])])
+        odd = _OwnPostInitOp.create(
+            operands=[s.results[0]], result_types=[IndexType()], regions=[Region(block)]
+        )
+        odd.results[0].name_hint = "odd"
+        inner.body.block.insert_op_after(odd, s)
+        inner.body.block.insert_op_after(arith.AddiOp(odd.results[0], i), odd)
+    else:
+        stage = next(op for op in loop.body.block.ops if isinstance(op, pto.StageOp))
+
+        def two_blocks(value) -> _AnyRegionsOp:
+            first = Block([arith.AddiOp(value, i)], arg_types=[IndexType()])
+            second = Block([arith.MuliOp(value, value)])
+            return _AnyRegionsOp.create(operands=[value], regions=[Region([first, second])])
+
+        loop.body.block.insert_op_before(two_blocks(i), loop.body.block.first_op)
+        stage.body.block.insert_op_before(
+            two_blocks(stage.body.block.first_op.next_op.operands[1]),
+            stage.body.block.last_op,
+        )
+
+
+def _canonical(module, blocks: list[Block]) -> dict[object, object]:
+    """Every object of `module` and of `blocks` (ops, their results, uses, regions,
+    blocks and block arguments; found by xDSL's walks, so by the ops' links) named by
+    its place, with its instance fields in the order they were set, each value that
+    is such an object given by its name (attributes, locations, ints, names as they
+    are; dicts and tuples item by item)."""
+    names: dict[int, object] = {}
+    objects: list[tuple[object, object]] = []
+
+    def name(obj: object, label: object) -> None:
+        names[id(obj)] = label
+        objects.append((label, obj))
+
+    ops = [("module", n, op) for n, op in enumerate(module.walk())]
+    for c, block in enumerate(blocks):
+        name(block, ("copy block", c))
+        ops += [(c, n, op) for n, op in enumerate(o for top in block.ops for o in top.walk())]
+    for where, n, op in ops:
+        name(op, ("op", where, n))
+        for r in op.results:
+            name(r, ("result", where, n, r.index))
+        for u in op._operand_uses:
+            name(u, ("use", where, n, u.index))
+        for k, region in enumerate(op.regions):
+            name(region, ("region", where, n, k))
+            for b, block in enumerate(region.blocks):
+                name(block, ("block", where, n, k, b))
+                for a in block.args:
+                    name(a, ("arg", where, n, k, b, a.index))
+
+    def value(v: object) -> object:
+        if id(v) in names:
+            return names[id(v)]
+        if isinstance(v, dict):
+            return ("dict", [(k, value(x)) for k, x in v.items()])
+        if isinstance(v, tuple | list):
+            return (type(v), [value(x) for x in v])
+        assert not isinstance(v, Operation | SSAValue | Block | Region | Use), v
+        return v
+
+    return {
+        label: (type(obj), [(k, value(v)) for k, v in vars(obj).items()]) for label, obj in objects
+    }
+
+
+@pytest.mark.parametrize("odd", ["", "create", "multi-block"])
+def test_copy_template_stamps_region_ops_as_clone_ops(odd: str, monkeypatch) -> None:
+    # `REGIONS`'s body copied three times into new blocks (for %i -> three different
+    # values), once stamped from one template and once by `clone_ops`: every object
+    # of the module and of the copies holds the same fields with the same values
+    # (uses in the same order in every use list, with the same back links; the same
+    # parent, first/last/prev/next links of ops, blocks and regions; the same block
+    # arguments), set in the same order
+    made = {}
+    for how in ("stamp", "clone_ops"):
+        module = parse_module(REGIONS)
+        if odd:
+            _with_odd_ops(module, odd)
+        loop = _loop(module)
+        ops = [op for op in loop.body.block.ops if not isinstance(op, pto.YieldOp)]
+        template = CopyTemplate(ops, [loop.induction_var])
+        blocks = []
+        off = next(op for op in ops if isinstance(op, arith.MuliOp)).result
+        for v in [off, loop.lower_bound, loop.induction_var]:
+            block = Block()
+            if how == "stamp":
+                with monkeypatch.context() as patch:
+                    if not odd:  # (and the template makes them itself)
+                        patch.setattr(tileir.ir, "_clone_one_pass", None)
+                    copies = template.stamp([v], block)
+            else:
+                copies = clone_ops(ops, {loop.induction_var: v})
+                append_ops(block, copies)
+            assert copies == list(block.ops)
+            blocks.append(block)
+        made[how] = (module, blocks)
+    (stamped, ours), (cloned, theirs) = made["stamp"], made["clone_ops"]
+    assert print_module(stamped) == print_module(cloned)
+    assert _canonical(stamped, ours) == _canonical(cloned, theirs)
+    copied = [op for block in ours for top in block.ops for op in top.walk()]
+    assert len({id(op.properties) for op in copied}) == len(copied)
+    assert len({id(op.attributes) for op in copied}) == len(copied)
+    assert sum(isinstance(op, pto.StageOp) for op in copied) == 9
+    args = [a for op in copied for r in op.regions for b in r.blocks for a in b.args]
+    assert len(args) == 3 * {"": 3, "create": 4, "multi-block": 5}[odd]
+    assert all(a.first_use for a in args if not isinstance(a.block.parent_op(), _AnyRegionsOp))
