@@ -1,4 +1,5 @@
-"""`tileir.ir`'s op builders (`new_op`, `append_ops`, `clone_ops`, `CopyTemplate`) against
+"""`tileir.ir`'s op builders (`new_op`, `append_ops`, `clone_ops`) and
+`tileir.stamping.CopyTemplate` against
 xDSL's own `Operation.create`, `Block.add_ops` and `Operation.clone`: the same fields, the
 same use lists, the same printed IR."""
 
@@ -19,12 +20,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 
-import tileir.ir
+import tileir.stamping
 from frontends.kernels import SEED_KERNELS
 from frontends.pypto import load_file, load_source
 from tileir.dialect import pto
 from tileir.ir import (
-    CopyTemplate,
     append_ops,
     clone_ops,
     detach_ops,
@@ -39,6 +39,7 @@ from tileir.ir import (
     walk_list,
 )
 from tileir.passes import apply_pipeline, parse_pipeline
+from tileir.stamping import CopyTemplate
 
 SOURCE = """
 pto.kernel @k(%x: memref<32x64xf32>, %out: memref<32x64xf32>) {
@@ -654,7 +655,7 @@ def test_copy_template_stamps_region_ops_as_clone_ops(odd: str, monkeypatch) -> 
             if how == "stamp":
                 with monkeypatch.context() as patch:
                     if not odd:  # (and the template makes them itself)
-                        patch.setattr(tileir.ir, "_clone_one_pass", None)
+                        patch.setattr(tileir.stamping, "_clone_one_pass", None)
                     copies = template.stamp([v], block)
             else:
                 copies = clone_ops(ops, {loop.induction_var: v})

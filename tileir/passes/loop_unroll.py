@@ -72,7 +72,8 @@ from tileir.dialect.pto import (
     constant_index,
     normalize_unroll_list,
 )
-from tileir.ir import CopyTemplate, append_ops, block_ops, move_run, new_op
+from tileir.ir import append_ops, block_ops, move_run, new_op
+from tileir.stamping import CopyTemplate
 
 UNROLLED_SUFFIX = "_LoopUnroll"
 """PyPTO's name for the graph of one factor: `<loop>_LoopUnroll<p>`."""
