@@ -16,9 +16,6 @@ asks every op not yet live whether it would be dead without uses, through
   (`Operation.__hash__` is Python code), and pops without a call to the applier the
   ops on which it would do nothing: no folder, no canonicalization pattern, and not
   dead (a result used, or a class whose ops never are);
-- xDSL's walk loop ends with a walk that changes nothing and a `region_dce` after it,
-  which then erases nothing (the previous one left only live ops): that last call is
-  not made;
 - the applier asks what it asks of an op's class (a terminator, a symbol, a folder,
   constant-like, has canonicalization patterns: class methods) once per class.
 
