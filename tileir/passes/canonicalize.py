@@ -240,14 +240,9 @@ class _Walker(PatternRewriteWalker):
     one whose class has no folder and no canonicalization patterns, and that the
     applier would not erase as dead, because a result is used or no op of its class
     is ever dead (a terminator, a symbol, unknown effects), checked when the op is
-    popped, as the applier does. With `post_walk_idempotent` (`region_dce` as the
-    function run after each walk), the last of its calls, which xDSL makes after a walk
-    that changed nothing and which then changes nothing either, is not made."""
+    popped, as the applier does."""
 
     pattern: _Applier
-    post_walk_idempotent: bool = False
-    """Whether `post_walk_func` run right after itself on the same IR changes nothing
-    (`region_dce`): then it is not run after a walk that changed nothing."""
     _worklist: Worklist = field(default_factory=_IdWorklist, init=False)
 
     def _populate_worklist(self, op: Operation | Region | Block) -> None:
@@ -260,28 +255,6 @@ class _Walker(PatternRewriteWalker):
             _preorder(block, ops)
         ops.reverse()
         self._worklist.fill(ops)  # type: ignore[attr-defined]
-
-    def rewrite_region(self, region: Region) -> bool:
-        # xDSL 0.75's `PatternRewriteWalker.rewrite_region` but for one call: a
-        # `region_dce` right after another on the same IR erases nothing (the ops it
-        # keeps are live through ops it keeps; what it erased kept none of them live),
-        # so after a walk that changed nothing xDSL's last call, which must answer
-        # False, is skipped (on the 10k benchmark's unrolled stages, a sixth of the pass).
-        listener = self._get_rewriter_listener()
-        post = self.post_walk_func
-        self._populate_worklist(region)
-        modified = self._process_worklist(listener)
-        if post is not None:
-            modified |= post(region, listener)
-        if not self.apply_recursively:
-            return modified
-        result = modified
-        while modified:
-            self._populate_worklist(region)
-            modified = self._process_worklist(listener)
-            if post is not None and (modified or not self.post_walk_idempotent):
-                modified |= post(region, listener)
-        return result
 
     def _process_worklist(self, listener: PatternRewriterListener) -> bool:
         # xDSL 0.75's `PatternRewriteWalker._process_worklist`, with the skip above.
@@ -320,4 +293,4 @@ class TileirCanonicalizePass(CanonicalizePass):
         # xDSL 0.75's `CanonicalizePass.apply`, with this module's walker, applier and
         # `region_dce`.
         pattern = _Applier([CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True)
-        _Walker(pattern, post_walk_func=region_dce, post_walk_idempotent=True).rewrite_module(op)
+        _Walker(pattern, post_walk_func=region_dce).rewrite_module(op)
