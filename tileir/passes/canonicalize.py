@@ -16,6 +16,10 @@ asks every op not yet live whether it would be dead without uses, through
   (`Operation.__hash__` is Python code), and pops without a call to the applier the
   ops on which it would do nothing: no folder, no canonicalization pattern, and not
   dead (a result used, or a class whose ops never are);
+- an integer binary `arith` op (`muli %i, %c8`) on which xDSL's generic folder and
+  patterns did nothing before with the same class and the same right-hand constant
+  (the left operand no constant) is left alone without running them again
+  (`tileir.passes.quiet_binaries`: what they read, and why that decides it);
 - the applier asks what it asks of an op's class (a terminator, a symbol, a folder,
   constant-like, has canonicalization patterns: class methods) once per class.
 
@@ -49,6 +53,7 @@ from xdsl.transforms.dead_code_elimination import LiveSet
 from xdsl.utils.worklist import Worklist
 
 from tileir.passes.known_effects import ClassTraits, KnownEffects, results_unused
+from tileir.passes.quiet_binaries import QuietBinaries, generic_binary
 
 
 def _visited_ops(region: Region, out: list[Operation]) -> bool:
@@ -124,6 +129,9 @@ class _Class:
     has_trait(ConstantLike, value_if_unregistered=True)`"""
     canonicalizes: bool
     """`get_traits_of_type(HasCanonicalizationPatternsTrait)` is not empty"""
+    generic_binary: bool
+    """Folded and canonicalized by the generic integer binary folder and patterns only
+    (`tileir.passes.quiet_binaries`)"""
 
 
 class _Classes(dict[type[Operation], _Class]):
@@ -133,6 +141,7 @@ class _Classes(dict[type[Operation], _Class]):
             cls.has_trait(HasFolder, value_if_unregistered=False)
             and not cls.has_trait(ConstantLike, value_if_unregistered=True),
             bool(cls.get_traits_of_type(HasCanonicalizationPatternsTrait)),
+            generic_binary(cls),
         )
         return info
 
@@ -146,9 +155,18 @@ class _Applier(GreedyRewritePatternApplier):
     it (a fresh one each time: the IR changes between two ops)."""
 
     classes: _Classes = field(default_factory=_Classes, kw_only=True)
+    quiet: QuietBinaries = field(default_factory=QuietBinaries, kw_only=True)
+    """(Used only when the one pattern is `CanonicalizationRewritePattern`, as in
+    `canonicalize`: the verdicts it keeps are those of the generic folder and patterns.)"""
+
+    def __post_init__(self) -> None:
+        patterns = self.rewrite_patterns
+        self._remember = len(patterns) == 1 and type(patterns[0]) is CanonicalizationRewritePattern
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        # xDSL 0.75's `GreedyRewritePatternApplier.match_and_rewrite`, line for line.
+        # xDSL 0.75's `GreedyRewritePatternApplier.match_and_rewrite`, line for line,
+        # but for an integer binary op on which the generic folder and patterns did
+        # nothing before with what decides it (`QuietBinaries`): it is left as it is.
         info = self.classes[type(op)]
         if self.dce_enabled and results_unused(op):  # `is_trivially_dead`
             dead = info.dead_if_unused
@@ -157,7 +175,15 @@ class _Applier(GreedyRewritePatternApplier):
             if dead:
                 rewriter.erase(op)
                 return
+        key = self.quiet.key(op) if info.generic_binary and self._remember else None
+        if key is None:
+            self._fold_or_rewrite(op, rewriter, info)
+        elif key not in self.quiet.quiet:
+            self._fold_or_rewrite(op, rewriter, info)
+            if not rewriter.has_done_action:
+                self.quiet.quiet.add(key)
 
+    def _fold_or_rewrite(self, op: Operation, rewriter: PatternRewriter, info: _Class) -> None:
         if self.folding_enabled and info.folds:
             if self.ctx is None:
                 raise ValueError("Context is required for folding")
