@@ -28,6 +28,7 @@ from xdsl.printer import Printer
 
 from tileir.diagnostics import parse_located
 from tileir.dialect.pto import PTO
+from tileir.verify import ops_in
 
 OperationT = TypeVar("OperationT", bound=Operation)
 
@@ -192,25 +193,13 @@ def block_ops(block: Block) -> list[Operation]:
     return ops
 
 
-def walk_list(op: Operation, out: list[Operation] | None = None) -> list[Operation]:
-    """`list(op.walk())`: `op` and every op inside it, in pre-order (program order),
-    following the blocks' and ops' links (xDSL's walk is a generator per region, block
-    and op; `stitch` lists the contents of every region op it moves). `out`: a list to
-    append them to (returned)."""
-    if out is None:
-        out = []
-    out.append(op)
+def walk_list(op: Operation) -> list[Operation]:
+    """`list(op.walk())`: `op`, then the ops of its regions as `tileir.verify.ops_in`
+    lists them (following the links; xDSL's walk is a generator per region, block and
+    op)."""
+    out = [op]
     for region in op.regions:
-        block = region._first_block
-        while block is not None:
-            child = block._first_op
-            while child is not None:
-                if child.regions:
-                    walk_list(child, out)
-                else:
-                    out.append(child)
-                child = child._next_op
-            block = block._next_block
+        ops_in(region, out)
     return out
 
 

@@ -178,10 +178,10 @@ class _Applier(GreedyRewritePatternApplier):
         key = self.quiet.key(op) if info.generic_binary and self._remember else None
         if key is None:
             self._fold_or_rewrite(op, rewriter, info)
-        elif key not in self.quiet.quiet:
+        elif key not in self.quiet:
             self._fold_or_rewrite(op, rewriter, info)
             if not rewriter.has_done_action:
-                self.quiet.quiet.add(key)
+                self.quiet.remember(key)
 
     def _fold_or_rewrite(self, op: Operation, rewriter: PatternRewriter, info: _Class) -> None:
         if self.folding_enabled and info.folds:

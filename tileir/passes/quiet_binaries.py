@@ -58,13 +58,20 @@ class QuietBinaries:
     folder and patterns did nothing, for ops whose left operand is no constant."""
 
     def __init__(self) -> None:
-        self.quiet: set[Hashable] = set()
+        self._quiet: set[Hashable] = set()
         self._constant_like: dict[type[Operation], bool] = {}
         self._codes: dict[Attribute, int] = {}
         """A number per distinct constant value (attributes compare by value)."""
         self._ids: dict[int, tuple[Attribute, int]] = {}
         """An `arith.constant`'s value attribute by `id` (kept alive), with its number
         (xDSL's attribute `__hash__` is Python code: each object is hashed once)."""
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._quiet
+
+    def remember(self, key: Hashable) -> None:
+        """The generic folder and patterns did nothing on an op with `key`."""
+        self._quiet.add(key)
 
     def _maybe_constant(self, value: SSAValue) -> bool:
         if not isinstance(value, OpResult):

@@ -399,9 +399,7 @@ def effects_of(top: Operation, forms: IndexForms) -> Effects:
             return other
         cls = type(top)
         if cls is ViewOp or cls is AssembleOp:
-            if forms.share:
-                return _shared_access_effects(top, cls, forms)
-            return _access_effects(top, cls, forms)
+            return _view_or_assemble_effects(top, cls, forms)
     fx = Effects()
     definite: set[str] = set()
     for op in forms.walk(top) if top.regions else (top,):
@@ -424,10 +422,7 @@ def effects_of(top: Operation, forms: IndexForms) -> Effects:
         if how == "view" or how == "assemble":
             # (a view or assemble inside a region op: the access its own effects hold)
             cls = ViewOp if how == "view" else AssembleOp
-            if forms.share:
-                fx.accesses.extend(_shared_access_effects(op, cls, forms).accesses)
-            else:
-                fx.accesses.extend(_access_effects(op, cls, forms).accesses)
+            fx.accesses.extend(_view_or_assemble_effects(op, cls, forms).accesses)
         elif how == "alloc":
             fx.accesses.append(Access(op.results[0], True, None))
         elif op.regions:  # region ops act through their contents, walked here too
@@ -473,6 +468,14 @@ def effects_list(ops: Sequence[Operation], forms: IndexForms) -> list[Effects]:
     return out
 
 
+def _view_or_assemble_effects(top: Operation, cls: type[Operation], forms: IndexForms) -> Effects:
+    """The effects of a view or assemble (`cls`): shared ones, or with `forms.share` off
+    made anew."""
+    if forms.share:
+        return _shared_access_effects(top, cls, forms)
+    return _access_effects(top, cls, forms)
+
+
 def _access_effects(top: Operation, cls: type[Operation], forms: IndexForms) -> Effects:
     """What the loop of `effects_of` makes of one view or assemble, without the loop."""
     access = _view_access(top, forms) if cls is ViewOp else _assemble_access(top, forms)
@@ -506,7 +509,8 @@ def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexFor
     static = forms.access_statics.get(found)
     if static is None:
         alive = (offsets, typed, memory, segments)
-        static = forms.access_statics[found] = (alive, _static_access_key(top, cls, forms))
+        prefix = _static_access_key(top, cls, forms, memory, typed, offsets, segments)
+        static = forms.access_statics[found] = (alive, prefix)
     prefix = static[1]
     if prefix is None:  # (a view of a tile: no access to share)
         return _access_effects(top, cls, forms)
@@ -527,33 +531,29 @@ def _shared_access_effects(top: Operation, cls: type[Operation], forms: IndexFor
 
 
 def _static_access_key(
-    top: Operation, cls: type[Operation], forms: IndexForms
+    top: Operation,
+    cls: type[Operation],
+    forms: IndexForms,
+    memory: SSAValue,
+    typed: Attribute,
+    offsets: DenseArrayBase,
+    segments: DenseArrayBase | None,
 ) -> tuple[object, ...] | None:
     """What a view's or assemble's effects depend on besides its index operands, by
-    value, as one tuple per distinct value (`IndexForms.access_prefixes`); None for a
-    view of a tile (no access)."""
-    operands = top._operands
-    properties = top.properties
-    if cls is ViewOp:
-        memory = _item(operands, 0)
-        if not forms.is_memref(memory._type):
-            return None
-        shape = forms.static(_item(top.results, 0)._type)  # type: ignore[arg-type]
-        segments = properties["operandSegmentSizes"]
-    else:
-        memory = _item(operands, 1)
-        shape = forms.static(_item(operands, 0)._type)  # type: ignore[arg-type]
-        segments = None
-    offsets = properties["static_offsets"]
+    value (from the parts `_shared_access_effects` read: the memory, the tile's type,
+    the static offsets and segment sizes), as one tuple per distinct value
+    (`IndexForms.access_prefixes`); None for a view of a tile (no access)."""
+    if cls is ViewOp and not forms.is_memref(memory._type):
+        return None
     key = (
         cls,
         _touches_tile(top),
         id(memory),
-        shape,
-        id(offsets.elt_type),  # type: ignore[attr-defined]
-        offsets.data.data,  # type: ignore[attr-defined]
-        id(segments.elt_type) if segments is not None else None,  # type: ignore[attr-defined]
-        segments.data.data if segments is not None else None,  # type: ignore[attr-defined]
+        forms.static(typed),  # type: ignore[arg-type]
+        id(offsets.elt_type),
+        offsets.data.data,
+        id(segments.elt_type) if segments is not None else None,
+        segments.data.data if segments is not None else None,
     )
     hit = forms.access_prefixes.get(key)
     if hit is None:
