@@ -13,10 +13,18 @@ many loops as the size asks for. For every row of `ROWS` the script prints the t
 
 Some rows change the size of what they work on (loop-unroll{factors=4} writes four
 times the ops it reads; stitch here reads loop-unroll's output; `default` adds stage
-ops). The ratio column divides whole times, so it charges such a row for its larger
-input or output; the last column divides each time by the ops it handled instead (the
-larger of the ops it read and the ops it wrote, against the generated module's count
-for `canonicalize`): a per-op rate, for comparison, not a replacement.
+ops). Three ratios are printed at the largest size:
+- `x canonicalize`: the row's time over `canonicalize`'s on the generated module, whole
+  times, so that a row that reads a prepared module (stitch: four times the ops) is
+  charged for it;
+- `x canonicalize, same input`: over `canonicalize`'s on the very module the row reads
+  (the prepared one; for an unprepared row the same figure as the first). This is how
+  two passes are compared on equal terms. `canonicalize` may cost more per op on a
+  prepared module than on the generated one: on loop-unroll's output it erases a few
+  dead constants in its first round and so runs a second round, twice the time per op;
+- `x canonicalize per op handled`: the first ratio with each time divided by the ops it
+  handled (the larger of the ops it read and the ops it wrote, against the generated
+  module's count for `canonicalize`): a per-op rate, for comparison, not a replacement.
 
 A row is a pass name and the pipeline that prepares its input (semantic-labels runs on
 vc-split's output); other passes are one more `Row(...)` line. The preparation and the
@@ -157,29 +165,36 @@ class Timing:
     """Best CPU time of the row, in seconds."""
     reference: float
     """Best CPU time of `canonicalize` on the generated module, timed in turn with it."""
+    same_input: float
+    """Best CPU time of `canonicalize` on the module the row reads (the prepared one),
+    timed in turn with it; `reference` for a row without preparation."""
     handled: int
     """The larger of the ops the row read and the ops it wrote."""
 
 
 def time_row(row: Row, module: ModuleOp, repeat: int) -> Timing:
-    """Best CPU time of `row` on (a prepared clone of) `module` and best CPU time of
-    `canonicalize` on a clone of `module`, in seconds, the two timed in turn (CPU time,
-    not wall time: on a shared machine the wall clock measures the other tenants; in
-    turn, so that a machine that slows down or speeds up between rows moves both
-    figures of a ratio alike)."""
+    """Best CPU time of `row` on (a prepared clone of) `module`, best CPU time of
+    `canonicalize` on a clone of `module` and, for a prepared row, on a clone of the
+    prepared module, in seconds, all timed in turn (CPU time, not wall time: on a
+    shared machine the wall clock measures the other tenants; in turn, so that a
+    machine that slows down or speeds up between rows moves all figures of a ratio
+    alike)."""
     ctx = make_context()
     prepared = module.clone()
     for p in _pipeline(row.prepare):
         p.apply(ctx, prepared)
     passes = _pipeline(row.name)
     reference = _pipeline(REFERENCE.name)
-    best, best_reference = float("inf"), float("inf")
+    best = best_reference = best_same = float("inf")
     handled = count_ops(prepared)
     for _ in range(repeat):
         work = prepared.clone()
         best = min(best, _timed_run(ctx, passes, work))
         best_reference = min(best_reference, _timed_run(ctx, reference, module.clone()))
-    return Timing(best, best_reference, max(handled, count_ops(work)))
+        if row.prepare:
+            best_same = min(best_same, _timed_run(ctx, reference, prepared.clone()))
+    same = best_same if row.prepare else best_reference
+    return Timing(best, best_reference, same, max(handled, count_ops(work)))
 
 
 def _timed_run(ctx: Context, passes: Sequence[ModulePass], work: ModuleOp) -> float:
@@ -204,6 +219,7 @@ def run(sizes: Sequence[int], repeat: int, only: Sequence[str] = ()) -> list[str
     counts = {n: count_ops(m) for n, m in modules.items()}
     times: dict[str, dict[int, float]] = {}
     paired: dict[str, dict[int, float]] = {}
+    same: dict[str, float] = {}
     handled: dict[str, int] = {}
     last = sizes[-1]
     for row in rows:
@@ -211,14 +227,17 @@ def run(sizes: Sequence[int], repeat: int, only: Sequence[str] = ()) -> list[str
         times[row.name] = {n: t.best for n, t in timings.items()}
         paired[row.name] = {n: t.reference for n, t in timings.items()}
         handled[row.name] = timings[last].handled
+        same[row.name] = timings[last].same_input
     times[REFERENCE.name] = {n: min(p[n] for p in paired.values()) for n in sizes}
     paired[REFERENCE.name] = times[REFERENCE.name]
+    same[REFERENCE.name] = times[REFERENCE.name][last]
     handled[REFERENCE.name] = counts[last]
     head = " | ".join(f"ms/1k @{counts[n]:,}" for n in sizes)
     lines = [
         f"| pass | {head} | growth {sizes[-2]:,}->{last:,} | x canonicalize @{last:,} "
-        f"| ops handled @{last:,} | x canonicalize per op handled |",
-        "|" + "---|" * (len(sizes) + 5),
+        f"| x canonicalize, same input | ops handled @{last:,} "
+        "| x canonicalize per op handled |",
+        "|" + "---|" * (len(sizes) + 6),
     ]
     for row in [*rows, REFERENCE]:
         t = times[row.name]
@@ -228,7 +247,7 @@ def run(sizes: Sequence[int], repeat: int, only: Sequence[str] = ()) -> list[str
         per_op = ratio * counts[last] / handled[row.name]
         lines.append(
             f"| {row.name} | {per_k} | {growth:.1f}x | {ratio:.2f}x "
-            f"| {handled[row.name]:,} | {per_op:.2f}x |"
+            f"| {t[last] / same[row.name]:.2f}x | {handled[row.name]:,} | {per_op:.2f}x |"
         )
     return lines
 
