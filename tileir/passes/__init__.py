@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+
+if TYPE_CHECKING:
+    from tileir.timing import Timings
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -108,14 +112,28 @@ def parse_pipeline(
 
 
 def apply_pipeline(
-    module: ModuleOp, spec: str, *, verify: bool = True, verify_each: bool = False
+    module: ModuleOp,
+    spec: str,
+    *,
+    verify: bool = True,
+    verify_each: bool = False,
+    timings: Timings | None = None,
 ) -> ModuleOp:
     """Run a pipeline string on `module` in place. Each pass's required IR properties
     are checked before it runs (`tileir.passes.contracts`); the IR is verified once at
     the end (`verify`), or after every pass with `verify_each` (a located `TileirError`
-    then names the pass after which the IR broke), as `mlir-opt` does."""
+    then names the pass after which the IR broke), as `mlir-opt` does. `timings`
+    (`tileir.timing.Timings`) gets the time of each step and check; its `report()` is
+    what `tileir-opt --time-passes` prints."""
     from tileir.ir import make_context
     from tileir.passes.pipeline import run_passes
 
-    run_passes(make_context(), module, parse_pipeline(spec), verify=verify, verify_each=verify_each)
+    run_passes(
+        make_context(),
+        module,
+        parse_pipeline(spec),
+        verify=verify,
+        verify_each=verify_each,
+        timings=timings,
+    )
     return module

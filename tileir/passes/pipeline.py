@@ -48,6 +48,7 @@ pto.loop ... name "rows_LoopUnroll1" { ... }
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -59,6 +60,7 @@ from tileir.passes.contracts import check_establishes, check_requires, expand
 from tileir.passes.cse import RegionAwareCSE
 from tileir.passes.loop_unroll import DEFAULT_MAX_UNROLLED_OPS, LoopUnrollPass
 from tileir.passes.stitch import StitchPass
+from tileir.timing import Timings, step_labels
 
 
 def _optional(name: str) -> type[ModulePass] | None:
@@ -96,25 +98,38 @@ def run_passes(
     *,
     verify: bool = True,
     verify_each: bool = False,
+    timings: Timings | None = None,
 ) -> None:
     """Run `passes` (composite ones expanded) on `module`: each pass's requirements are
     checked before it runs; the IR is verified once at the end (`verify`), or after
-    every pass with `verify_each`, which also checks what each pass establishes."""
+    every pass with `verify_each`, which also checks what each pass establishes.
+    `timings` gets a row per step and per kind of check (`tileir.timing`)."""
     from tileir.diagnostics import verify_located
 
-    _check_nesting(module)
+    span = timings.span if timings is not None else _untimed
+    with span("[nesting check]"):
+        _check_nesting(module)
     steps = expand(passes)
-    for p in steps:
-        check_requires(p, module)
-        p.apply(ctx, module)
+    for p, label in zip(steps, step_labels([p.name for p in steps])):
+        with span("[contracts]"):
+            check_requires(p, module)
+        with span(label):
+            p.apply(ctx, module)
         if verify_each:
-            verify_located(module, f"after pass '{p.name}'")
-            check_establishes(p, module)
+            with span("[verify]"):
+                verify_located(module, f"after pass '{p.name}'")
+            with span("[contracts]"):
+                check_establishes(p, module)
     if verify and not verify_each and steps:
         names = ",".join(p.name for p in steps)
-        verify_located(
-            module, f"after the pipeline '{names}'; --verify-each names the pass that broke it"
-        )
+        with span("[verify]"):
+            verify_located(
+                module, f"after the pipeline '{names}'; --verify-each names the pass that broke it"
+            )
+
+
+def _untimed(label: str) -> AbstractContextManager[None]:
+    return nullcontext()
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,10 @@ def main(args: Sequence[str] | None = None) -> int:
         raise
     except KeyboardInterrupt as e:  # also SIGTERM / SIGHUP (`Terminated`)
         return 128 + getattr(e, "signum", signal.SIGINT)
+    except BrokenPipeError:  # stdout's reader went away
+        from tileir.tools.outputs import reader_gone
+
+        return reader_gone()
     except Exception as e:  # the driver must never show a traceback
         print(format_exception(e), file=sys.stderr)
         return 1

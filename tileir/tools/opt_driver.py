@@ -14,15 +14,19 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import IO, TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tileir.diagnostics import TileirError, decode_source, parse_located, verify_located
 from tileir.passes import parse_pipeline
+from tileir.timing import Timings, step_labels
 from tileir.tools.outputs import pause_for_test, staged_outputs
 
 if TYPE_CHECKING:
@@ -81,6 +85,8 @@ def _load_kernel_call(
 
 class TileirOptMain(xDSLOptMain):
     version_format = "tileir-opt (xdsl {xdsl_version})"
+    _timings: Timings | None = None
+    """The --time-passes report's rows (None without the flag)."""
 
     def __init__(self, args: Sequence[str] | None = None):
         argv = _expand_bare_verify_semantics(sys.argv[1:] if args is None else args)
@@ -118,14 +124,25 @@ class TileirOptMain(xDSLOptMain):
         )
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
-        if not self.args.cost:
-            return super().output_resulting_program(prog)
-        from tileir.tuning import cost_lines
+        with self._span("[output]"):
+            if not self.args.cost:
+                return super().output_resulting_program(prog)
+            from tileir.tuning import cost_lines
 
-        return cost_lines(prog)
+            return cost_lines(prog)
+
+    def _span(self, label: str) -> AbstractContextManager[None]:
+        """A row of the --time-passes report (nothing without the flag)."""
+        return self._timings.span(label) if self._timings is not None else nullcontext()
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        with self._span("[parse]"):
+            return self._parse_chunk(chunk, file_extension, start_offset)
+
+    def _parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int
     ) -> ModuleOp | None:
         frontend = self.args.frontend or file_extension
         if frontend == "py" and (self.args.arg or self.args.input or self.args.kernel):
@@ -141,13 +158,17 @@ class TileirOptMain(xDSLOptMain):
         return parse_located(self.ctx, "\n" * start_offset + text, self.get_input_name())
 
     def run(self) -> None:
+        self._timings = Timings() if self.args.time_passes else None
         if self.args.output_file is None:
             super().run()
-            return
-        with staged_outputs() as stage:
-            self._staged_output = stage.path_for(self.args.output_file)
-            super().run()
-            pause_for_test("write")
+        else:
+            with staged_outputs() as stage:
+                self._staged_output = stage.path_for(self.args.output_file)
+                super().run()
+                pause_for_test("write")
+        if self._timings is not None:
+            # (on stderr, as mlir-opt's -mlir-timing: the IR on stdout stays clean)
+            sys.stderr.write(self._timings.report())
 
     def prepare_output(self) -> IO[str]:
         if self.args.output_file is None:
@@ -162,7 +183,24 @@ class TileirOptMain(xDSLOptMain):
         # needs valid IR after each pass.
         each = self.args.verify_each or guard is not None
 
+        parsed = parse_pipeline(self.args.passes, self.available_passes)
+        # Composite passes (`default`) run step by step, so that contracts, verification
+        # and --verify-semantics apply to each step.
+        steps = tuple(expand(parsed))
+        labels = step_labels([p.name for p in steps])
+        span = self._span
+        # --time-passes: step `done` (of each chunk's run) ran from `started` until
+        # the next call of `check`
+        started, done = (0.0, 0.0), 0
+
         def check(previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None):
+            nonlocal started, done
+            if previous is None:
+                done = 0
+            elif self._timings is not None:
+                wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
+                self._timings.add(labels[done], wall, cpu)
+                done += 1
             # Verified once at the end (and on input, by the parser), or after every
             # pass with --verify-each, as mlir-opt does.
             if not self.args.disable_verify and previous is not None and (each or next_ is None):
@@ -173,18 +211,25 @@ class TileirOptMain(xDSLOptMain):
                         f"after the pipeline '{self.args.passes}'; --verify-each names the "
                         "pass that broke it"
                     )
-                verify_located(module, context)
+                with span("[verify]"):
+                    verify_located(module, context)
                 if each:
-                    check_establishes(previous, module)
+                    with span("[contracts]"):
+                        check_establishes(previous, module)
             if next_ is not None:
-                check_requires(next_, module)
+                with span("[contracts]"):
+                    check_requires(next_, module)
             if guard is not None and (previous, next_) != (None, None):  # no passes, no check
-                self._check_semantics(guard, previous, module)
+                with span("[verify-semantics]"):
+                    self._check_semantics(guard, previous, module)
+            if previous is not None and next_ is not None and self.args.print_between_passes:
+                # (xDSL's own flag and format: the IR after every pass but the last)
+                print(f"IR after {previous.name}:")
+                Printer(stream=sys.stdout).print_op(module)
+                print("\n\n\n")
+            started = (time.perf_counter(), time.process_time())
 
-        parsed = parse_pipeline(self.args.passes, self.available_passes)
-        # Composite passes (`default`) run step by step, so that contracts, verification
-        # and --verify-semantics apply to each step.
-        self.pipeline = PassPipeline(tuple(expand(parsed)), check)
+        self.pipeline = PassPipeline(steps, check)
 
     def _semantics_guard(self) -> SemanticsGuard | None:
         # tileir.testing is imported only when asked for, to keep start-up fast.

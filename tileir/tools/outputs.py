@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import warnings
@@ -50,6 +51,19 @@ def exit_on_signals() -> None:
     `KeyboardInterrupt`)."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_terminated)
+
+
+def reader_gone() -> int:
+    """The exit of a tool whose stdout reader went away (`tileir-opt ... | head`): a
+    `BrokenPipeError` ends it quietly with 128 + SIGPIPE, as a tool that SIGPIPE kills
+    (Python ignores the signal and raises instead). Stdout is pointed at /dev/null, so
+    that Python's flush at exit does not fail on the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 128 + signal.SIGPIPE
 
 
 def _format_warning(message, category, filename, lineno, line=None):  # noqa: ANN001, ANN202
