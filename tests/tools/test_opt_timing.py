@@ -175,3 +175,16 @@ def test_report_shares_and_total_by_hand() -> None:
         "    2.0000 ( 50.0%)    1.0000 ( 50.0%)  x",
         "    4.0000 (100.0%)    2.0000 (100.0%)  Total",
     ]
+
+
+def test_parsing_diagnostics_prints_a_syntax_error_and_succeeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_text(KERNEL.replace("pto.exp %t", "pto.expo %t"))
+    assert main([str(path), "--parsing-diagnostics"]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}:9:19: error: Operation pto.expo is not registered" in out
+    # a verifier error is no syntax error: it still fails
+    path.write_text(KERNEL.replace("%x[%r, 0]", "%x[%r, 0, 0]"))
+    assert main([str(path), "--parsing-diagnostics"]) == 1

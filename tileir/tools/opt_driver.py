@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tileir.diagnostics import TileirError, decode_source, parse_located, verify_located
@@ -155,7 +156,13 @@ class TileirOptMain(xDSLOptMain):
             return super().parse_chunk(chunk, file_extension, start_offset)
         text = decode_source(chunk.read(), self.get_input_name())
         # Keep line numbers of later `// -----` chunks true to the file.
-        return parse_located(self.ctx, "\n" * start_offset + text, self.get_input_name())
+        try:
+            return parse_located(self.ctx, "\n" * start_offset + text, self.get_input_name())
+        except TileirError as e:
+            if self.args.parsing_diagnostics and isinstance(e.__cause__, ParseError):
+                print(e)  # xDSL's flag: a syntax error printed on stdout, no failure
+                return None
+            raise
 
     def run(self) -> None:
         self._timings = Timings() if self.args.time_passes else None
