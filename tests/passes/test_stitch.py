@@ -16,7 +16,8 @@ from tileir.dialect import pto
 from tileir.ir import make_context, parse_module
 from tileir.passes import stitch_effects
 from tileir.passes.loop_unroll import LoopUnrollPass
-from tileir.passes.stitch import Access, StitchPass, _priorities, _schedule, stitch_report
+from tileir.passes.stitch import Access, StitchPass, stitch_report
+from tileir.passes.stitch_schedule import priorities, schedule
 from tileir.testing import SemanticsMismatch, check_pass, modules, random_inputs, run_kernel
 
 ROWS13 = """
@@ -428,7 +429,7 @@ def test_priorities_order_as_the_tuples(ids: list[int], in_order: bool) -> None:
     iterations in order (a group's usual case, computed by ranges) and not."""
     if in_order:
         ids = sorted(ids)
-    priority = _priorities(ids)
+    priority = priorities(ids)
     first = min(ids, default=0)
     local = [ids[:n].count(i) for n, i in enumerate(ids)]
     tuples = [(local[n] + ids[n] - first, ids[n] - first, n) for n in range(len(ids))]
@@ -439,7 +440,7 @@ def test_priorities_order_as_the_tuples(ids: list[int], in_order: bool) -> None:
 
 @given(st.data())
 def test_schedule_picks_the_ready_op_of_least_priority(data) -> None:
-    """`_schedule` against the rule it implements, applied by a scan: of the ops whose
+    """`schedule` against the rule it implements, applied by a scan: of the ops whose
     predecessors are all placed, the one of least priority next."""
     size = data.draw(st.integers(0, 30))
     edges = data.draw(
@@ -455,7 +456,7 @@ def test_schedule_picks_the_ready_op_of_least_priority(data) -> None:
     while len(expected) < size:
         ready = [n for n in range(size) if n not in expected and preds[n] <= set(expected)]
         expected.append(min(ready, key=lambda n: priority[n]))
-    assert _schedule(succs, [len(p) for p in preds], priority) == expected
+    assert schedule(succs, [len(p) for p in preds], priority) == expected
 
 
 # --------------------------------------------------------------------------- a planted bug
