@@ -146,23 +146,25 @@ from tileir.dialect.ops.scatter import (
     ScatterOp,
     ScatterUpdateOp,
 )
-from tileir.dialect.ops.structure import (
+from tileir.dialect.ops.stages import (
     MAX_STITCH_FUNCTIONS,
     UNITS,
-    KernelOp,
-    LoopOp,
-    LoopUnrollOp,
     StageOp,
     StageUnit,
     StageUnitAttr,
     StitchOp,
     TransferOp,
+    producing_unit,
+    producing_units,
+)
+from tileir.dialect.ops.structure import (
+    KernelOp,
+    LoopOp,
+    LoopUnrollOp,
     YieldOp,
     _LoopBase,
     is_kernel_argument,
     nesting_error,
-    producing_unit,
-    producing_units,
 )
 from tileir.dialect.shapes import GATHERMASK_MODES, broadcast_shapes
 

@@ -68,7 +68,7 @@ from tileir.dialect.ops.base import (
     verify_dims,
     verify_tile_shape,
 )
-from tileir.dialect.ops.structure import StageOp, StitchOp
+from tileir.dialect.ops.stages import StageOp, StitchOp
 from tileir.verify import signature_and_operands, signature_only
 
 # --------------------------------------------------------------------------- effects
