@@ -54,7 +54,7 @@ def exit_on_signals() -> None:
 
 
 def reader_gone() -> int:
-    """The exit of a tool whose stdout reader went away (`tileir-opt ... | head`): a
+    """The exit of `tileir-opt` when its stdout reader goes away (`... | head`): a
     `BrokenPipeError` ends it quietly with 128 + SIGPIPE, as a tool that SIGPIPE kills
     (Python ignores the signal and raises instead). Stdout is pointed at /dev/null, so
     that Python's flush at exit does not fail on the closed pipe again."""

@@ -314,10 +314,6 @@ def _main(argv: Sequence[str] | None) -> int:
         run_cli(args)
     except KeyboardInterrupt as e:  # also SIGTERM / SIGHUP (`Terminated`)
         return 128 + getattr(e, "signum", signal.SIGINT)
-    except BrokenPipeError:  # stdout's reader went away
-        from tileir.tools.outputs import reader_gone
-
-        return reader_gone()
     except Exception as e:  # a tool reports, it never shows a traceback
         print(
             format_exception(e).splitlines()[0]
