@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 _RULE = "===" + "-" * 73 + "==="
@@ -54,6 +54,16 @@ def step_labels(names: Sequence[str]) -> list[str]:
     return labels
 
 
+def clock() -> tuple[float, float]:
+    """The wall and CPU clocks now, in seconds."""
+    return time.perf_counter(), time.process_time()
+
+
+def timed(timings: Timings | None, label: str) -> AbstractContextManager[None]:
+    """`timings.span(label)`, or nothing to time without `timings`."""
+    return timings.span(label) if timings is not None else nullcontext()
+
+
 @dataclass
 class Timings:
     """Wall and CPU seconds per named row, in the order of first use."""
@@ -64,14 +74,19 @@ class Timings:
         before = self.rows.get(label, (0.0, 0.0))
         self.rows[label] = (before[0] + wall, before[1] + cpu)
 
+    def add_since(self, label: str, start: tuple[float, float]) -> None:
+        """Add the time from `start` (a `clock()` reading) until now to the row `label`."""
+        wall, cpu = clock()
+        self.add(label, wall - start[0], cpu - start[1])
+
     @contextmanager
     def span(self, label: str) -> Iterator[None]:
         """Time the `with` body into the row `label` (also when it raises)."""
-        wall, cpu = time.perf_counter(), time.process_time()
+        start = clock()
         try:
             yield
         finally:
-            self.add(label, time.perf_counter() - wall, time.process_time() - cpu)
+            self.add_since(label, start)
 
     def report(self) -> str:
         """The rows as `mlir-opt --mlir-timing` prints its report, with a CPU column."""
@@ -95,4 +110,4 @@ class Timings:
         return "\n".join(lines) + "\n"
 
 
-__all__ = ["Timings", "step_labels"]
+__all__ = ["Timings", "clock", "step_labels", "timed"]

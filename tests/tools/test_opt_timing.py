@@ -56,10 +56,18 @@ def _rows(report: str) -> list[tuple[str, float, float, float, float]]:
     return rows
 
 
-def _opt(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[str, str]:
+def _opt(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    *args: str,
+    text: str = KERNEL,
+    exit_code: int = 0,
+) -> tuple[str, str]:
+    """stdout and stderr of `tileir-opt` on a file holding `text`, which must exit with
+    `exit_code`."""
     path = tmp_path / "k.mlir"
-    path.write_text(KERNEL)
-    assert main([str(path), *args]) == 0
+    path.write_text(text)
+    assert main([str(path), *args]) == exit_code
     captured = capsys.readouterr()
     return captured.out, captured.err
 
@@ -112,12 +120,12 @@ def test_time_passes_with_verify_each_adds_up_verification_in_one_row(
 def test_time_passes_sums_the_chunks_of_a_split_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "two.mlir"
-    path.write_text(KERNEL + "// -----\n" + KERNEL.replace("@k(", "@k2("))
-    assert main([str(path), "--split-input-file", "-p", "vc-split", "--time-passes"]) == 0
-    captured = capsys.readouterr()
-    assert captured.out.count("pto.kernel @") == 2
-    names = [r[0] for r in _rows(captured.err)]
+    two = KERNEL + "// -----\n" + KERNEL.replace("@k(", "@k2(")
+    out, err = _opt(
+        tmp_path, capsys, "--split-input-file", "-p", "vc-split", "--time-passes", text=two
+    )
+    assert out.count("pto.kernel @") == 2
+    names = [r[0] for r in _rows(err)]
     assert names == ["[parse]", "[contracts]", "vc-split", "[verify]", "[output]", "Total"]
 
 
@@ -180,11 +188,9 @@ def test_report_shares_and_total_by_hand() -> None:
 def test_parsing_diagnostics_prints_a_syntax_error_and_succeeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "bad.mlir"
-    path.write_text(KERNEL.replace("pto.exp %t", "pto.expo %t"))
-    assert main([str(path), "--parsing-diagnostics"]) == 0
-    out = capsys.readouterr().out
-    assert f"{path}:9:19: error: Operation pto.expo is not registered" in out
+    syntax_error = KERNEL.replace("pto.exp %t", "pto.expo %t")
+    out, _ = _opt(tmp_path, capsys, "--parsing-diagnostics", text=syntax_error)
+    assert f"{tmp_path / 'k.mlir'}:9:19: error: Operation pto.expo is not registered" in out
     # a verifier error is no syntax error: it still fails
-    path.write_text(KERNEL.replace("%x[%r, 0]", "%x[%r, 0, 0]"))
-    assert main([str(path), "--parsing-diagnostics"]) == 1
+    verifier_error = KERNEL.replace("%x[%r, 0]", "%x[%r, 0, 0]")
+    _opt(tmp_path, capsys, "--parsing-diagnostics", text=verifier_error, exit_code=1)

@@ -48,8 +48,8 @@ pto.loop ... name "rows_LoopUnroll1" { ... }
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -60,7 +60,7 @@ from tileir.passes.contracts import check_establishes, check_requires, expand
 from tileir.passes.cse import RegionAwareCSE
 from tileir.passes.loop_unroll import DEFAULT_MAX_UNROLLED_OPS, LoopUnrollPass
 from tileir.passes.stitch import StitchPass
-from tileir.timing import Timings, step_labels
+from tileir.timing import Timings, step_labels, timed
 
 
 def _optional(name: str) -> type[ModulePass] | None:
@@ -106,7 +106,7 @@ def run_passes(
     `timings` gets a row per step and per kind of check (`tileir.timing`)."""
     from tileir.diagnostics import verify_located
 
-    span = timings.span if timings is not None else _untimed
+    span = partial(timed, timings)
     with span("[nesting check]"):
         _check_nesting(module)
     steps = expand(passes)
@@ -126,10 +126,6 @@ def run_passes(
             verify_located(
                 module, f"after the pipeline '{names}'; --verify-each names the pass that broke it"
             )
-
-
-def _untimed(label: str) -> AbstractContextManager[None]:
-    return nullcontext()
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
@@ -27,7 +26,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tileir.diagnostics import TileirError, decode_source, parse_located, verify_located
 from tileir.passes import parse_pipeline
-from tileir.timing import Timings, step_labels
+from tileir.timing import Timings, clock, step_labels, timed
 from tileir.tools.outputs import pause_for_test, staged_outputs
 
 if TYPE_CHECKING:
@@ -134,7 +133,7 @@ class TileirOptMain(xDSLOptMain):
 
     def _span(self, label: str) -> AbstractContextManager[None]:
         """A row of the --time-passes report (nothing without the flag)."""
-        return self._timings.span(label) if self._timings is not None else nullcontext()
+        return timed(self._timings, label)
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
@@ -198,15 +197,14 @@ class TileirOptMain(xDSLOptMain):
         span = self._span
         # --time-passes: step `done` (of each chunk's run) ran from `started` until
         # the next call of `check`
-        started, done = (0.0, 0.0), 0
+        started, done = clock(), 0
 
         def check(previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None):
             nonlocal started, done
             if previous is None:
                 done = 0
             elif self._timings is not None:
-                wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
-                self._timings.add(labels[done], wall, cpu)
+                self._timings.add_since(labels[done], started)
                 done += 1
             # Verified once at the end (and on input, by the parser), or after every
             # pass with --verify-each, as mlir-opt does.
@@ -234,7 +232,7 @@ class TileirOptMain(xDSLOptMain):
                 print(f"IR after {previous.name}:")
                 Printer(stream=sys.stdout).print_op(module)
                 print("\n\n\n")
-            started = (time.perf_counter(), time.process_time())
+            started = clock()
 
         self.pipeline = PassPipeline(steps, check)
 
